@@ -1,0 +1,48 @@
+#pragma once
+// JobModel: how long a job runs on a given placement. Pure function of its inputs (no SimGrid).
+// Registered by name; the scenario's [execution] job_model selects one.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "workloads/job.hpp"
+#include "workloads/registry.hpp"
+
+namespace fleetsim {
+
+/// What the model needs to know about where a job was placed.
+struct PlacementSummary {
+  std::string gpu_type;  ///< canonical catalog name of the GPUs it got
+  int gpus = 1;
+  int nodes = 1;         ///< distinct nodes spanned
+  int leaves = 1;        ///< distinct leaf switches spanned
+  int gpu_milli = 1000;  ///< share of each GPU
+};
+
+struct JobModelParams {
+  std::string throughputs;             ///< Gavel-format throughput table (throughput model)
+  std::string reference_gpu = "v100";  ///< table type used (scaled by peak FP32) for GPU types absent from it
+  std::string scenario_file;           ///< for messages
+};
+
+class JobModel {
+ public:
+  virtual ~JobModel() = default;
+  /// Run time in seconds, or nullopt with `why` set when this model cannot time this job
+  /// (the simulator then skips the job and reports why).
+  virtual std::optional<double> run_time_s(const JobSpec& job, const PlacementSummary& where,
+                                           std::string& why) const = 0;
+  /// Can the model time this job at all (on some GPU type)? Used to skip jobs up front.
+  virtual bool can_time(const JobSpec& job, std::string& why) const = 0;
+};
+
+using JobModelRegistry = Registry<JobModel, const JobModelParams&>;
+JobModelRegistry& job_models();
+
+struct JobModelRegistrar {
+  JobModelRegistrar(std::string name, std::string description, JobModelRegistry::Factory f) {
+    job_models().add(std::move(name), std::move(description), std::move(f));
+  }
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,82 @@
+// "throughput" job model: run time = steps / measured steps-per-second for the job's model, scale and
+// GPU type, from a Gavel-format table (Narayanan et al., OSDI'20). A multi-GPU job spread over
+// several nodes uses the table's "<type>_unconsolidated" rate. GPU types the table lacks are
+// timed from the reference type scaled by the ratio of catalog FP32 peaks (an extrapolation).
+#include <cmath>
+
+#include "models/gpu_catalog.hpp"
+#include "models/job_model.hpp"
+#include "workloads/text.hpp"
+#include "workloads/throughput_table.hpp"
+
+namespace fleetsim {
+namespace {
+
+class ThroughputModel final : public JobModel {
+ public:
+  explicit ThroughputModel(const JobModelParams& p)
+      : table_(ThroughputTable::load(p.throughputs)), reference_(lower(p.reference_gpu)) {
+    if (const GpuSpec* ref = find_gpu(reference_)) reference_fp32_ = ref->fp32_tflops;
+  }
+
+  std::optional<double> run_time_s(const JobSpec& job, const PlacementSummary& where,
+                                   std::string& why) const override {
+    if (!job.steps) {
+      why = "no step count in the trace";
+      return std::nullopt;
+    }
+    const bool consolidated = where.nodes <= 1;
+    std::string type = table_type(where.gpu_type);
+    double scale = 1.0;
+    if (type.empty()) {  // not in the table: extrapolate from the reference type by FP32 peak
+      type = reference_;
+      const GpuSpec* g = find_gpu(where.gpu_type);
+      if (g == nullptr || reference_fp32_ <= 0) {
+        why = "GPU type " + where.gpu_type + " not in the throughput table";
+        return std::nullopt;
+      }
+      scale = g->fp32_tflops / reference_fp32_;
+    }
+    auto rate = table_.rate(type, job.model, job.gpus, consolidated);
+    if (!rate && !consolidated) rate = table_.rate(type, job.model, job.gpus, true);
+    if (!rate || *rate <= 0) {
+      why = "no throughput for ('" + job.model + "', " + std::to_string(job.gpus) + ") on " + type;
+      return std::nullopt;
+    }
+    return *job.steps / (*rate * scale);
+  }
+
+  bool can_time(const JobSpec& job, std::string& why) const override {
+    if (!job.steps) {
+      why = "no step count in the trace";
+      return false;
+    }
+    if (!table_.rate(reference_, job.model, job.gpus, true)) {
+      why = "no throughput for ('" + job.model + "', " + std::to_string(job.gpus) + ")";
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  /// The table's key for a catalog GPU ("V100" -> "v100"), or "" if the table has no such type.
+  std::string table_type(const std::string& gpu) const {
+    for (const auto& t : table_.gpu_types()) {
+      const GpuSpec* g = find_gpu(t);
+      if (g != nullptr && g->name == gpu) return t;
+    }
+    return "";
+  }
+
+  ThroughputTable table_;
+  std::string reference_;
+  double reference_fp32_ = 0;
+};
+
+const JobModelRegistrar kRegistrar{
+    "throughput",
+    "run time = steps / measured rate for the GPU type and (un)consolidated placement (Gavel table)",
+    [](const JobModelParams& p) { return std::make_unique<ThroughputModel>(p); }};
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install fleetsim's build and run dependencies from Debian packages.
+# Idempotent: installs only what is missing and prints nothing when all is present.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config ninja-build clang-format
+  libsimgrid-dev            # SimGrid 3.32 (pkg-config: simgrid)
+  libboost-graph-dev        # Boost.Graph
+  libeigen3-dev             # Eigen (model fitting)
+  libfccp-dev               # fast-cpp-csv-parser
+  libtomlplusplus-dev       # toml++ (scenarios)
+  libcli11-dev              # CLI11 (command line)
+  nlohmann-json3-dev        # JSON
+  doctest-dev               # unit tests
+  libbenchmark-dev          # Google Benchmark
+  python3 python3-matplotlib python3-pandas  # plots
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done" >&2

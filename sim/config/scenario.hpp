@@ -1,0 +1,65 @@
+#pragma once
+// Scenario: the typed, validated form of a scenario TOML file (plus --set overrides).
+// Every key, its type, unit and default is declared once in scenario_schema.cpp; unknown keys are
+// errors that suggest the closest valid key; errors name file, line and key.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/platform/cluster_spec.hpp"
+#include "workloads/trace_reader.hpp"
+
+namespace fleetsim {
+
+struct SchedulerConfig {
+  std::string policy = "fifo";          ///< scheduling policy registry name
+  std::string placement = "first-fit";  ///< placement policy registry name
+};
+
+struct ExecutionConfig {
+  /// Job model registry name: "trace" (the trace's duration), "throughput" (steps / measured rate
+  /// for the GPU type and placement from a Gavel table), or "auto" (throughput when the workload
+  /// has steps and a throughput table, else trace).
+  std::string job_model = "auto";
+  std::string
+      throughputs;  ///< throughput table for the "throughput" model (defaults to workload.throughputs)
+  std::string reference_gpu = "v100";  ///< table GPU type used for GPU types absent from the table
+};
+
+struct OutputConfig {
+  std::string dir = "results";  ///< output folder (created)
+  bool timeseries = true;       ///< write timeseries.csv
+};
+
+struct Scenario {
+  std::string file;  ///< the scenario file (for messages)
+  std::uint64_t seed = 1;
+  ClusterSpec cluster;
+  WorkloadConfig workload;
+  long workload_limit = 0;  ///< read at most this many jobs (0 = all), e.g. a slice for golden tests
+  SchedulerConfig scheduler;
+  ExecutionConfig execution;
+  OutputConfig output;
+  /// Line of each key in the file (0 or absent when it came from --set), for later messages.
+  std::map<std::string, long> key_lines;
+  std::set<std::string> overridden;  ///< keys given with --set
+
+  /// (file, line) of a key, for InputError.
+  std::string key_file(const std::string& key) const;
+  long key_line(const std::string& key) const;
+};
+
+/// Load and validate a scenario. `overrides` are "dotted.key=value" strings (value in TOML syntax,
+/// bare words taken as strings); relative paths in the file resolve against the file's folder,
+/// those given in overrides against the current directory.
+/// Every scenario key with its type, unit and default, one per line (for docs and --help).
+std::string describe_scenario_keys();
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Same, from TOML text (tests); `name` is used in messages, `base_dir` resolves relative paths.
+Scenario parse_scenario(const std::string& toml_text, const std::string& name, const std::string& base_dir,
+                        const std::vector<std::string>& overrides = {});
+
+}  // namespace fleetsim

@@ -1,0 +1,277 @@
+#include "sim/core/cluster_state.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "workloads/input_error.hpp"
+
+namespace fleetsim {
+
+namespace {
+constexpr double kEps = 1e-9;
+}
+
+ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
+  for (const auto& ns : spec.nodes) {
+    if (ns.gpus > 0 && type_index(ns.gpu) < 0) type_names_.push_back(ns.gpu);
+  }
+  if (type_names_.size() > 64) throw InputError("", 0, "cluster", "more than 64 GPU types in one cluster");
+  free_whole_by_type_.assign(type_names_.size(), 0);
+  nodes_.reserve(spec.nodes.size());
+  for (const auto& ns : spec.nodes) {
+    Node n;
+    n.gpu_free.assign(static_cast<std::size_t>(ns.gpus), 1000);
+    n.cpu_free = ns.cpu_milli;
+    n.mem_free = ns.memory_mib;
+    n.type = ns.gpus > 0 ? type_index(ns.gpu) : -1;
+    n.leaf = ns.leaf;
+    refresh_node_max(n);
+    if (n.type >= 0) free_whole_by_type_[n.type] += ns.gpus;
+    total_gpus_ += ns.gpus;
+    nodes_.push_back(std::move(n));
+  }
+  while (leaves_size_ < static_cast<int>(nodes_.size())) leaves_size_ *= 2;
+  tree_.assign(static_cast<std::size_t>(2 * leaves_size_), Agg{});
+  for (int i = 0; i < node_count(); ++i) update_node(i);
+}
+
+int ClusterState::type_index(const std::string& canonical) const {
+  for (std::size_t i = 0; i < type_names_.size(); ++i)
+    if (type_names_[i] == canonical) return static_cast<int>(i);
+  return -1;
+}
+
+void ClusterState::refresh_node_max(Node& node) {
+  int whole = 0, mx = 0;
+  for (int f : node.gpu_free) {
+    if (f >= 1000) ++whole;
+    mx = std::max(mx, f);
+  }
+  node.free_whole = whole;
+  node.max_gpu_free = mx;
+}
+
+void ClusterState::update_node(int n) {
+  const Node& node = nodes_[n];
+  int i = n + leaves_size_;
+  Agg& a = tree_[i];
+  a.max_whole = node.free_whole;
+  a.max_share = node.max_gpu_free;
+  a.max_cpu = node.cpu_free;
+  a.max_mem = node.mem_free;
+  a.types = node.type >= 0 ? (TypeMask{1} << node.type) : 0;
+  for (i /= 2; i >= 1; i /= 2) {
+    const Agg& l = tree_[2 * i];
+    const Agg& r = tree_[2 * i + 1];
+    Agg& p = tree_[i];
+    p.max_whole = std::max(l.max_whole, r.max_whole);
+    p.max_share = std::max(l.max_share, r.max_share);
+    p.max_cpu = std::max(l.max_cpu, r.max_cpu);
+    p.max_mem = std::max(l.max_mem, r.max_mem);
+    p.types = l.types | r.types;
+  }
+}
+
+int ClusterState::free_whole_of(TypeMask types) const {
+  int sum = 0;
+  for (std::size_t t = 0; t < free_whole_by_type_.size(); ++t)
+    if (types & (TypeMask{1} << t)) sum += free_whole_by_type_[t];
+  return sum;
+}
+
+bool ClusterState::agg_may_fit(const Agg& a, const Request& r) const {
+  if (a.max_cpu + kEps < r.cpu_milli || a.max_mem + kEps < r.memory_mib) return false;
+  if (r.gpus == 0) return true;
+  if ((a.types & r.types) == 0) return false;
+  return r.whole() ? a.max_whole >= r.gpus : a.max_share >= r.milli;
+}
+
+bool ClusterState::fits_part(int n, const Request& r, int gpus) const {
+  const Node& node = nodes_[n];
+  const double frac = r.gpus > 0 ? static_cast<double>(gpus) / r.gpus : 1.0;
+  if (node.cpu_free + kEps < r.cpu_milli * frac || node.mem_free + kEps < r.memory_mib * frac) return false;
+  if (gpus == 0) return true;
+  if (node.type < 0 || (r.types & (TypeMask{1} << node.type)) == 0) return false;
+  if (r.whole()) return node.free_whole >= gpus;
+  if (node.max_gpu_free < r.milli) return false;
+  int ok = 0;
+  for (int f : node.gpu_free)
+    if (f >= r.milli && ++ok >= gpus) return true;
+  return false;
+}
+
+bool ClusterState::fits_node(int n, const Request& r) const {
+  return fits_part(n, r, r.gpus);
+}
+
+int ClusterState::usable_whole(int n, const Request& r) const {
+  const Node& node = nodes_[n];
+  if (node.type < 0 || (r.types & (TypeMask{1} << node.type)) == 0) return 0;
+  int g = node.free_whole;
+  if (r.gpus > 0 && r.cpu_milli > 0) {
+    const double per = r.cpu_milli / r.gpus;
+    g = std::min(g, static_cast<int>((node.cpu_free + kEps) / per));
+  }
+  if (r.gpus > 0 && r.memory_mib > 0) {
+    const double per = r.memory_mib / r.gpus;
+    g = std::min(g, static_cast<int>((node.mem_free + kEps) / per));
+  }
+  return std::max(g, 0);
+}
+
+int ClusterState::descend(int idx, int lo, int hi, const Request& r, int from) const {
+  if (hi <= from || lo >= node_count()) return -1;
+  if (!agg_may_fit(tree_[idx], r)) return -1;
+  if (hi - lo == 1) return fits_node(lo, r) ? lo : -1;
+  const int mid = (lo + hi) / 2;
+  const int left = descend(2 * idx, lo, mid, r, from);
+  if (left >= 0) return left;
+  return descend(2 * idx + 1, mid, hi, r, from);
+}
+
+int ClusterState::first_fit_node(const Request& r, int from) const {
+  if (nodes_.empty()) return -1;
+  return descend(1, 0, leaves_size_, r, from);
+}
+
+bool ClusterState::ever_fits(const Request& r, std::string& why) const {
+  int max_node = 0;
+  long long total = 0;
+  bool type_ok = r.gpus == 0;
+  double max_cpu = 0, max_mem = 0;
+  for (const auto& ns : spec_.nodes) {
+    max_cpu = std::max(max_cpu, ns.cpu_milli);
+    max_mem = std::max(max_mem, ns.memory_mib);
+    if (ns.gpus == 0) continue;
+    const int t = type_index(ns.gpu);
+    if ((r.types & (TypeMask{1} << t)) == 0) continue;
+    type_ok = true;
+    max_node = std::max(max_node, ns.gpus);
+    total += ns.gpus;
+  }
+  if (!type_ok) {
+    why = "no GPU of an allowed type in the cluster";
+    return false;
+  }
+  if (r.single_node || r.gpus == 0) {
+    if (r.gpus > max_node) {
+      why = "needs " + std::to_string(r.gpus) + " GPUs in one node; largest node of an allowed type has " +
+            std::to_string(max_node);
+      return false;
+    }
+    if (r.cpu_milli > max_cpu + kEps) {
+      why = "CPU request exceeds every node";
+      return false;
+    }
+    if (r.memory_mib > max_mem + kEps) {
+      why = "memory request exceeds every node";
+      return false;
+    }
+    // Exact check on an empty node.
+    for (int n = 0; n < node_count(); ++n) {
+      const auto& ns = spec_.nodes[static_cast<std::size_t>(n)];
+      const bool t_ok = r.gpus == 0 || (ns.gpus > 0 && (r.types & (TypeMask{1} << nodes_[n].type)) != 0);
+      if (t_ok && ns.gpus >= r.gpus && ns.cpu_milli + kEps >= r.cpu_milli &&
+          ns.memory_mib + kEps >= r.memory_mib)
+        return true;
+    }
+    why = "no single node has enough GPUs, CPU and memory together";
+    return false;
+  }
+  if (total < r.gpus) {
+    why = "needs " + std::to_string(r.gpus) + " GPUs; the cluster has " + std::to_string(total) +
+          " of allowed types";
+    return false;
+  }
+  if (!r.whole() && r.gpus > 1) return true;
+  return true;
+}
+
+void ClusterState::pick_on_node(int n, const Request& r, int gpus, Allocation& out) const {
+  const Node& node = nodes_[n];
+  if (gpus == 0) {
+    out.slots.push_back({n, -1, 0});
+    return;
+  }
+  if (r.whole()) {
+    int taken = 0;
+    for (int g = 0; g < static_cast<int>(node.gpu_free.size()) && taken < gpus; ++g) {
+      if (node.gpu_free[g] >= 1000) {
+        out.slots.push_back({n, g, 1000});
+        ++taken;
+      }
+    }
+    return;
+  }
+  // Fractional: best fit (least free share that still fits), lowest index on ties.
+  std::vector<int> candidates;
+  for (int g = 0; g < static_cast<int>(node.gpu_free.size()); ++g)
+    if (node.gpu_free[g] >= r.milli) candidates.push_back(g);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](int a, int b) { return node.gpu_free[a] < node.gpu_free[b]; });
+  for (int i = 0; i < gpus && i < static_cast<int>(candidates.size()); ++i)
+    out.slots.push_back({n, candidates[static_cast<std::size_t>(i)], r.milli});
+}
+
+void ClusterState::finalize(const Request& r, Allocation& a) const {
+  std::set<int> nodes, leaves;
+  for (const auto& s : a.slots) {
+    nodes.insert(s.node);
+    leaves.insert(nodes_[s.node].leaf);
+  }
+  a.nodes = static_cast<int>(nodes.size());
+  a.leaves = static_cast<int>(leaves.size());
+  a.cpu_milli = r.cpu_milli;
+  a.memory_mib = r.memory_mib;
+}
+
+void ClusterState::allocate(const Allocation& a) {
+  const int gpus = static_cast<int>(
+      std::count_if(a.slots.begin(), a.slots.end(), [](const Slot& s) { return s.gpu >= 0; }));
+  std::vector<int> touched;
+  for (const auto& s : a.slots) {
+    Node& node = nodes_[s.node];
+    const double frac = gpus > 0 ? (s.gpu >= 0 ? 1.0 / gpus : 0.0) : 1.0;
+    node.cpu_free -= a.cpu_milli * frac;
+    node.mem_free -= a.memory_mib * frac;
+    if (s.gpu >= 0) {
+      const bool was_whole = node.gpu_free[s.gpu] >= 1000;
+      node.gpu_free[s.gpu] -= s.milli;
+      used_milli_ += s.milli;
+      if (was_whole && node.type >= 0) --free_whole_by_type_[node.type];
+    }
+    touched.push_back(s.node);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (int n : touched) {
+    refresh_node_max(nodes_[n]);
+    update_node(n);
+  }
+}
+
+void ClusterState::release(const Allocation& a) {
+  const int gpus = static_cast<int>(
+      std::count_if(a.slots.begin(), a.slots.end(), [](const Slot& s) { return s.gpu >= 0; }));
+  std::vector<int> touched;
+  for (const auto& s : a.slots) {
+    Node& node = nodes_[s.node];
+    const double frac = gpus > 0 ? (s.gpu >= 0 ? 1.0 / gpus : 0.0) : 1.0;
+    node.cpu_free += a.cpu_milli * frac;
+    node.mem_free += a.memory_mib * frac;
+    if (s.gpu >= 0) {
+      node.gpu_free[s.gpu] += s.milli;
+      used_milli_ -= s.milli;
+      if (node.gpu_free[s.gpu] >= 1000 && node.type >= 0) ++free_whole_by_type_[node.type];
+    }
+    touched.push_back(s.node);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (int n : touched) {
+    refresh_node_max(nodes_[n]);
+    update_node(n);
+  }
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,144 @@
+#include "sim/core/runner.hpp"
+
+#include <unistd.h>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "sim/core/simulation.hpp"
+#include "sim/metrics/recorders.hpp"
+#include "sim/metrics/summary.hpp"
+#include "workloads/input_error.hpp"
+
+namespace fleetsim {
+namespace fs = std::filesystem;
+
+std::vector<JobSpec> load_jobs(const Scenario& scenario) {
+  std::vector<JobSpec> jobs = read_trace(scenario.workload);
+  if (scenario.workload_limit > 0 && static_cast<long>(jobs.size()) > scenario.workload_limit)
+    jobs.resize(static_cast<std::size_t>(scenario.workload_limit));
+  return jobs;
+}
+
+std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpec>& jobs) {
+  if (scenario.execution.job_model != "auto") return scenario.execution.job_model;
+  const bool has_steps = !jobs.empty() && jobs.front().steps.has_value();
+  return has_steps && !scenario.execution.throughputs.empty() ? "throughput" : "trace";
+}
+
+namespace {
+
+/// A staging folder inside the output folder, removed unless committed.
+class Staging {
+ public:
+  explicit Staging(const std::string& out_dir) : out_(out_dir) {
+    std::error_code ec;
+    fs::create_directories(out_, ec);
+    if (ec) throw InputError(out_dir, 0, "output.dir", "cannot create output folder: " + ec.message());
+    dir_ = out_ / (".staging-" + std::to_string(::getpid()));
+    fs::remove_all(dir_, ec);
+    fs::create_directories(dir_, ec);
+    if (ec) throw InputError(out_dir, 0, "output.dir", "cannot write in output folder: " + ec.message());
+  }
+  ~Staging() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+  std::ofstream open(const std::string& name) {
+    std::ofstream f(dir_ / name, std::ios::binary);
+    if (!f) throw InputError((out_ / name).string(), 0, "output.dir", "cannot write file");
+    names_.push_back(name);
+    return f;
+  }
+  /// Move every staged file into the output folder; remove stale outputs we did not write.
+  void commit(const std::vector<std::string>& known_outputs) {
+    for (const auto& k : known_outputs) {
+      if (std::find(names_.begin(), names_.end(), k) == names_.end()) {
+        std::error_code ec;
+        fs::remove(out_ / k, ec);
+      }
+    }
+    for (const auto& n : names_) fs::rename(dir_ / n, out_ / n);
+  }
+
+ private:
+  fs::path out_;
+  fs::path dir_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Resolve every name before the (possibly long) trace read, so typos fail fast.
+  SimulationParts parts;
+  parts.scheduler =
+      schedulers().create(sc.scheduler.policy, SchedulerParams{sc.seed}, sc.key_file("scheduler.policy"),
+                          sc.key_line("scheduler.policy"), "scheduler.policy");
+  parts.placer =
+      placers().create(sc.scheduler.placement, PlacerParams{sc.seed}, sc.key_file("scheduler.placement"),
+                       sc.key_line("scheduler.placement"), "scheduler.placement");
+  if (sc.execution.job_model != "auto" && !job_models().contains(sc.execution.job_model))
+    throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
+                     "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");
+
+  parts.jobs = load_jobs(sc);
+  parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
+  const std::string model_name = resolve_job_model(sc, parts.jobs);
+  JobModelParams mp{sc.execution.throughputs, sc.execution.reference_gpu, sc.file};
+  if (model_name == "throughput" && mp.throughputs.empty())
+    throw InputError(sc.file, 0, "execution.throughputs",
+                     "the throughput job model needs a throughput table");
+  parts.job_model =
+      job_models().create(model_name, mp, sc.file, sc.key_line("execution.job_model"), "execution.job_model");
+  parts.cluster = sc.cluster;
+
+  Staging staging(sc.output.dir);
+  JobTable table;
+  TimeSeries series(sc.output.timeseries);
+  Progress progress(stderr);
+  Simulation sim(std::move(parts));
+  sim.add_observer(table);
+  sim.add_observer(series);
+  if (!options.quiet && options.progress) sim.add_observer(progress);
+  const SimulationResult res = sim.run();
+
+  RunInfo info;
+  info.scenario = sc.file;
+  info.policy = sc.scheduler.policy;
+  info.placement = sc.scheduler.placement;
+  info.job_model = model_name;
+  info.seed = sc.seed;
+  info.jobs = res.jobs;
+  info.events = res.events;
+  {
+    auto f = staging.open("jobs.csv");
+    table.write_csv(f);
+  }
+  {
+    auto f = staging.open("skipped.csv");
+    table.write_skipped_csv(f);
+  }
+  if (sc.output.timeseries) {
+    auto f = staging.open("timeseries.csv");
+    series.write_csv(f);
+  }
+  info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RunOutcome out;
+  out.summary = make_summary(info, table, series);
+  {
+    auto f = staging.open("summary.json");
+    f << out.summary.dump(2) << '\n';
+  }
+  staging.commit({"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json"});
+  out.out_dir = sc.output.dir;
+  return out;
+}
+
+}  // namespace fleetsim

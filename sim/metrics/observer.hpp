@@ -1,0 +1,43 @@
+#pragma once
+// Observers of simulation events. The core notifies every attached observer and knows nothing of
+// what they record (jobs.csv, time series, summary, energy, progress...).
+#include <string>
+
+#include "workloads/job.hpp"
+
+namespace fleetsim {
+
+/// One job as the simulation saw it.
+struct JobRecord {
+  const JobSpec* spec = nullptr;
+  int index = 0;  ///< position in the trace (after sorting by submit)
+  double submit_s = 0;
+  double start_s = -1;   ///< -1 until started
+  double end_s = -1;     ///< -1 until finished
+  std::string gpu_type;  ///< GPU type it ran on ("" for CPU-only)
+  int nodes = 0;
+  int leaves = 0;
+  double gpus = 0;  ///< GPUs held (fractional for shared GPUs: gpus * milli / 1000)
+};
+
+/// Cluster-wide state after a batch of events at one instant.
+struct StateSample {
+  double time_s = 0;
+  double busy_gpus = 0;  ///< allocated GPU capacity, in GPUs (shares summed)
+  long running = 0;
+  long queued = 0;
+  long completed = 0;
+};
+
+class SimObserver {
+ public:
+  virtual ~SimObserver() = default;
+  virtual void on_start(int /*total_gpus*/, long /*jobs*/) {}
+  virtual void on_job_skipped(const JobSpec& /*job*/, const std::string& /*reason*/) {}
+  virtual void on_job_started(const JobRecord& /*job*/) {}
+  virtual void on_job_finished(const JobRecord& /*job*/) {}
+  virtual void on_sample(const StateSample& /*sample*/) {}
+  virtual void on_end(double /*time_s*/) {}
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,85 @@
+#include "sim/metrics/recorders.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workloads/text.hpp"
+
+namespace fleetsim {
+
+void JobTable::on_job_skipped(const JobSpec& job, const std::string& reason) {
+  skipped_.push_back({job.id, job.source_line, reason});
+  ++reasons_[reason];
+}
+
+void JobTable::write_csv(std::ostream& out) {
+  std::stable_sort(finished_.begin(), finished_.end(),
+                   [](const JobRecord& a, const JobRecord& b) { return a.index < b.index; });
+  out << "job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes\n";
+  for (const auto& r : finished_) {
+    std::string id = r.spec->id;
+    if (id.find_first_of(",\"\n") != std::string::npos) {
+      std::string q = "\"";
+      for (char c : id) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      id = q + "\"";
+    }
+    out << id << ',' << fmt(r.submit_s) << ',' << fmt(r.start_s) << ',' << fmt(r.end_s) << ','
+        << fmt(r.start_s - r.submit_s) << ',' << fmt(r.end_s - r.submit_s) << ',' << fmt(r.gpus, 3) << ','
+        << r.gpu_type << ',' << r.nodes << '\n';
+  }
+}
+
+void JobTable::write_skipped_csv(std::ostream& out) const {
+  out << "job_id,line,reason\n";
+  for (const auto& s : skipped_) out << s.id << ',' << s.line << ",\"" << s.reason << "\"\n";
+}
+
+void TimeSeries::on_sample(const StateSample& s) {
+  if (have_last_) busy_gpu_s_ += last_.busy_gpus * (s.time_s - last_.time_s);
+  peak_queued_ = std::max(peak_queued_, s.queued);
+  const bool changed = !have_last_ || s.busy_gpus != last_.busy_gpus || s.running != last_.running ||
+                       s.queued != last_.queued || s.completed != last_.completed;
+  if (keep_ && changed) {
+    if (!samples_.empty() && samples_.back().time_s == s.time_s) {
+      samples_.back() = s;
+    } else {
+      samples_.push_back(s);
+    }
+  }
+  last_ = s;
+  have_last_ = true;
+}
+
+void TimeSeries::write_csv(std::ostream& out) const {
+  out << "time_s,busy_gpus,running_jobs,queued_jobs,completed_jobs\n";
+  for (const auto& s : samples_)
+    out << fmt(s.time_s) << ',' << fmt(s.busy_gpus, 3) << ',' << s.running << ',' << s.queued << ','
+        << s.completed << '\n';
+}
+
+void Progress::on_sample(const StateSample& s) {
+  if ((++counter_ & 1023) != 0) return;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (wall < 1.0 || wall - last_print_ < 0.5) return;
+  last_print_ = wall;
+  printed_ = true;
+  std::fprintf(out_,
+               "\r[fleetsim] sim %.1f h | %ld/%ld jobs done | %ld running | %ld queued | %.0f s wall   ",
+               s.time_s / 3600.0, s.completed, jobs_, s.running, s.queued, wall);
+  std::fflush(out_);
+}
+
+void Progress::on_end(double) {
+  if (printed_) std::fprintf(out_, "\n");
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (rank - static_cast<double>(lo));
+}
+
+}  // namespace fleetsim

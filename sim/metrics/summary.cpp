@@ -1,0 +1,73 @@
+#include "sim/metrics/summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+namespace fleetsim {
+
+nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts) {
+  std::vector<double> jct, wait;
+  double first_submit = std::numeric_limits<double>::infinity(), last_end = 0;
+  for (const auto& r : jobs.finished()) {
+    jct.push_back(r.end_s - r.submit_s);
+    wait.push_back(r.start_s - r.submit_s);
+    first_submit = std::min(first_submit, r.submit_s);
+    last_end = std::max(last_end, r.end_s);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+  };
+  const double makespan = jct.empty() ? 0.0 : last_end - first_submit;
+  const double capacity = makespan * ts.total_gpus();
+  nlohmann::ordered_json s;
+  s["scenario"] = info.scenario;
+  s["policy"] = info.policy;
+  s["placement"] = info.placement;
+  s["job_model"] = info.job_model;
+  s["seed"] = info.seed;
+  s["jobs"] = info.jobs;
+  s["completed"] = static_cast<long>(jct.size());
+  s["skipped"] = jobs.skipped();
+  s["skipped_reasons"] = jobs.skipped_reasons();
+  s["mean_jct_s"] = mean(jct);
+  s["p50_jct_s"] = percentile(jct, 50);
+  s["p99_jct_s"] = percentile(jct, 99);
+  s["mean_wait_s"] = mean(wait);
+  s["p50_wait_s"] = percentile(wait, 50);
+  s["p99_wait_s"] = percentile(wait, 99);
+  s["makespan_s"] = makespan;
+  s["gpu_utilization"] = capacity > 0 ? ts.busy_gpu_seconds() / capacity : 0.0;
+  s["total_gpus"] = ts.total_gpus();
+  s["peak_queued"] = ts.peak_queued();
+  s["events"] = info.events;
+  s["wall_s"] = info.wall_s;
+  return s;
+}
+
+std::string format_summary(const nlohmann::ordered_json& s) {
+  char buf[2048];
+  auto h = [](double sec) { return sec / 3600.0; };
+  std::snprintf(buf, sizeof buf,
+                "  policy %-12s placement %-12s job model %s\n"
+                "  jobs          %8ld   completed %ld, skipped %ld\n"
+                "  JCT           mean %10.2f h   p50 %10.2f h   p99 %10.2f h\n"
+                "  wait          mean %10.2f h   p50 %10.2f h   p99 %10.2f h\n"
+                "  makespan      %10.2f h   GPU utilization %5.1f %% of %d GPUs\n"
+                "  simulated in  %.3f s wall (%ld events)\n",
+                s["policy"].get<std::string>().c_str(), s["placement"].get<std::string>().c_str(),
+                s["job_model"].get<std::string>().c_str(), s["jobs"].get<long>(), s["completed"].get<long>(),
+                s["skipped"].get<long>(), h(s["mean_jct_s"].get<double>()), h(s["p50_jct_s"].get<double>()),
+                h(s["p99_jct_s"].get<double>()), h(s["mean_wait_s"].get<double>()),
+                h(s["p50_wait_s"].get<double>()), h(s["p99_wait_s"].get<double>()),
+                h(s["makespan_s"].get<double>()), 100.0 * s["gpu_utilization"].get<double>(),
+                s["total_gpus"].get<int>(), s["wall_s"].get<double>(), s["events"].get<long>());
+  std::string out(buf);
+  for (const auto& [reason, count] : s["skipped_reasons"].items())
+    out += "  skipped: " + std::to_string(count.get<long>()) + " x " + reason + "\n";
+  return out;
+}
+
+}  // namespace fleetsim

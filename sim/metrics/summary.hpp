@@ -1,0 +1,29 @@
+#pragma once
+// summary.json: the headline figures of a run, computed from the standard observers.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/metrics/recorders.hpp"
+
+namespace fleetsim {
+
+struct RunInfo {
+  std::string scenario;
+  std::string policy;
+  std::string placement;
+  std::string job_model;
+  std::uint64_t seed = 0;
+  long jobs = 0;
+  double wall_s = 0;
+  long events = 0;
+};
+
+/// Keys: jobs, completed, skipped, skipped_reasons, mean_jct_s, p50_jct_s, p99_jct_s, mean_wait_s,
+/// p50_wait_s, p99_wait_s, makespan_s, gpu_utilization (allocated GPU-time / (GPUs x makespan)),
+/// total_gpus, peak_queued, events, wall_s, scenario, policy, placement, job_model, seed.
+nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts);
+
+/// The short human table printed on stdout.
+std::string format_summary(const nlohmann::ordered_json& s);
+
+}  // namespace fleetsim

@@ -1,0 +1,214 @@
+#include "sim/platform/cluster_spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "models/gpu_catalog.hpp"
+#include "workloads/input_error.hpp"
+#include "workloads/text.hpp"
+
+namespace fleetsim {
+
+namespace {
+
+constexpr int kMaxGpusPerNode = 64;
+
+void validate_network(const NetworkSpec& n, const std::string& file) {
+  auto fail = [&](const std::string& key, const std::string& msg) {
+    throw InputError(file, 0, "cluster.network." + key, msg);
+  };
+  if (n.nodes_per_leaf < 1) fail("nodes_per_leaf", "must be >= 1, got " + std::to_string(n.nodes_per_leaf));
+  if (!(n.oversubscription >= 1.0) || !std::isfinite(n.oversubscription))
+    fail("oversubscription", "must be >= 1 (1 = non-blocking), got " + fmt(n.oversubscription));
+  if (!(n.nic_gbps > 0) || !std::isfinite(n.nic_gbps))
+    fail("nic_gbps", "must be > 0 Gbit/s, got " + fmt(n.nic_gbps));
+  if (!(n.intra_node_gbps > 0) || !std::isfinite(n.intra_node_gbps))
+    fail("intra_node_gbps", "must be > 0 Gbit/s, got " + fmt(n.intra_node_gbps));
+  if (!(n.link_latency_s >= 0) || !std::isfinite(n.link_latency_s))
+    fail("link_latency_s", "must be >= 0 s, got " + fmt(n.link_latency_s));
+}
+
+// Zero-padded node index: width = digits of the largest index in the pool.
+std::string node_name(const std::string& pool, int index, int count) {
+  const int width = static_cast<int>(std::to_string(std::max(0, count - 1)).size());
+  std::string digits = std::to_string(index);
+  if (static_cast<int>(digits.size()) < width) digits.insert(0, width - digits.size(), '0');
+  return pool + "-" + digits;
+}
+
+void assign_leaves(ClusterSpec& spec) {
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
+    spec.nodes[i].leaf = static_cast<int>(i) / spec.network.nodes_per_leaf;
+}
+
+}  // namespace
+
+int ClusterSpec::total_gpus() const {
+  int total = 0;
+  for (const auto& n : nodes) total += n.gpus;
+  return total;
+}
+
+int ClusterSpec::leaves() const {
+  if (nodes.empty() || network.nodes_per_leaf < 1) return 0;
+  const auto n = static_cast<int>(nodes.size());
+  return (n + network.nodes_per_leaf - 1) / network.nodes_per_leaf;
+}
+
+ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network, const std::string& file) {
+  validate_network(network, file);
+  if (pools.empty()) throw InputError(file, 0, "cluster.pool", "a cluster needs at least one pool");
+
+  ClusterSpec spec;
+  spec.network = network;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    PoolSpec& p = pools[i];
+    const std::string key = "cluster.pool." + std::to_string(i) + ".";
+    auto fail = [&](const std::string& field, const std::string& msg) {
+      throw InputError(file, 0, key + field, msg);
+    };
+    if (trim(p.name).empty()) fail("name", "pool name must not be empty");
+    if (p.name.find_first_of(" \t,/") != std::string::npos)
+      fail("name", "pool name '" + p.name + "' must not contain spaces, commas or slashes");
+    if (!names.insert(lower(p.name)).second) fail("name", "duplicate pool name '" + p.name + "'");
+    if (p.nodes < 1) fail("nodes", "must be >= 1, got " + std::to_string(p.nodes));
+    if (p.gpus_per_node < 0 || p.gpus_per_node > kMaxGpusPerNode)
+      fail("gpus_per_node",
+           "must be in 0.." + std::to_string(kMaxGpusPerNode) + ", got " + std::to_string(p.gpus_per_node));
+    if (p.cpus_per_node < 1) fail("cpus_per_node", "must be >= 1, got " + std::to_string(p.cpus_per_node));
+    if (!(p.memory_gib > 0) || !std::isfinite(p.memory_gib))
+      fail("memory_gib", "must be > 0 GiB, got " + fmt(p.memory_gib));
+    if (p.gpus_per_node > 0 || !p.gpu.empty()) p.gpu = gpu_spec(p.gpu, file, 0, key + "gpu").name;
+  }
+
+  for (std::size_t i = 0; i < pools.size(); ++i) {
+    const PoolSpec& p = pools[i];
+    for (int n = 0; n < p.nodes; ++n) {
+      NodeSpec node;
+      node.name = node_name(p.name, n, p.nodes);
+      node.pool = static_cast<int>(i);
+      node.gpus = p.gpus_per_node;
+      node.gpu = p.gpus_per_node > 0 ? p.gpu : std::string();
+      node.cpu_milli = 1000.0 * p.cpus_per_node;
+      node.memory_mib = 1024.0 * p.memory_gib;
+      spec.nodes.push_back(std::move(node));
+    }
+  }
+  spec.pools = std::move(pools);
+  assign_leaves(spec);
+  return spec;
+}
+
+ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network) {
+  validate_network(network, path);
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open node list");
+
+  std::string text;
+  long line_no = 0;
+  auto next_line = [&]() -> bool {
+    if (!std::getline(in, text)) return false;
+    ++line_no;
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    return true;
+  };
+
+  // Header: the five openb columns, in any order (extra columns are ignored).
+  const std::vector<std::string> required = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+  std::map<std::string, std::size_t> col;
+  if (!next_line()) throw InputError(path, 0, "", "empty file: expected header " + join(required, ","));
+  const auto header = split(text, ',');
+  for (std::size_t i = 0; i < header.size(); ++i) col[std::string(trim(header[i]))] = i;
+  for (const auto& r : required)
+    if (!col.contains(r))
+      throw InputError(path, line_no, r, "missing column '" + r + "'; expected header " + join(required, ","));
+
+  ClusterSpec spec;
+  spec.network = network;
+  std::map<std::string, int> pool_of;  // canonical GPU name ("" = CPU-only) -> pool index
+  std::set<std::string> seen;
+  while (next_line()) {
+    if (trim(text).empty()) continue;
+    const auto fields = split(text, ',');
+    if (fields.size() != header.size())
+      throw InputError(path, line_no, "",
+                       "expected " + std::to_string(header.size()) + " fields, got " +
+                           std::to_string(fields.size()));
+    auto field = [&](const std::string& name) { return trim(fields[col[name]]); };
+
+    NodeSpec node;
+    node.name = std::string(field("sn"));
+    if (node.name.empty()) throw InputError(path, line_no, "sn", "empty node name");
+    if (!seen.insert(node.name).second)
+      throw InputError(path, line_no, "sn", "duplicate node name '" + node.name + "'");
+    node.cpu_milli = parse_double(field("cpu_milli"), path, line_no, "cpu_milli");
+    if (node.cpu_milli <= 0) throw InputError(path, line_no, "cpu_milli", "must be > 0");
+    node.memory_mib = parse_double(field("memory_mib"), path, line_no, "memory_mib");
+    if (node.memory_mib <= 0) throw InputError(path, line_no, "memory_mib", "must be > 0");
+    const long long gpus = parse_int(field("gpu"), path, line_no, "gpu");
+    if (gpus < 0 || gpus > kMaxGpusPerNode)
+      throw InputError(path, line_no, "gpu",
+                       "must be in 0.." + std::to_string(kMaxGpusPerNode) + ", got " + std::to_string(gpus));
+    node.gpus = static_cast<int>(gpus);
+    const auto model = field("model");
+    if (node.gpus > 0) {
+      if (model.empty()) throw InputError(path, line_no, "model", "node has GPUs but no GPU model");
+      node.gpu = gpu_spec(model, path, line_no, "model").name;
+    } else if (!model.empty()) {
+      // A model with zero GPUs is harmless; keep it canonical if known, but the node has no GPU.
+      node.gpu.clear();
+    }
+
+    auto [it, inserted] = pool_of.try_emplace(node.gpu, static_cast<int>(spec.pools.size()));
+    if (inserted) {
+      PoolSpec p;
+      p.name = node.gpu.empty() ? "cpu" : node.gpu;
+      p.gpu = node.gpu;
+      p.nodes = 0;
+      p.gpus_per_node = 0;
+      p.cpus_per_node = 0;
+      p.memory_gib = 0;
+      spec.pools.push_back(p);
+    }
+    // Pool figures are the largest node of the pool; NodeSpec keeps each node's own numbers.
+    PoolSpec& p = spec.pools[static_cast<std::size_t>(it->second)];
+    p.nodes += 1;
+    p.gpus_per_node = std::max(p.gpus_per_node, node.gpus);
+    p.cpus_per_node = std::max(p.cpus_per_node, static_cast<int>(std::ceil(node.cpu_milli / 1000.0)));
+    p.memory_gib = std::max(p.memory_gib, node.memory_mib / 1024.0);
+    node.pool = it->second;
+    spec.nodes.push_back(std::move(node));
+  }
+  if (spec.nodes.empty()) throw InputError(path, 0, "", "node list has no nodes");
+  assign_leaves(spec);  // file order: neighbouring rows share a leaf
+  return spec;
+}
+
+std::string to_string(Topology t) {
+  switch (t) {
+    case Topology::kLeafSpine:
+      return "leaf-spine";
+    case Topology::kFatTree:
+      return "fat-tree";
+  }
+  return "unknown";
+}
+
+std::string to_string(IntraNode t) {
+  switch (t) {
+    case IntraNode::kNvlink:
+      return "nvlink";
+    case IntraNode::kNvswitch:
+      return "nvswitch";
+    case IntraNode::kPcie:
+      return "pcie";
+  }
+  return "unknown";
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,58 @@
+#pragma once
+// ClusterSpec: the typed description of a cluster (from [cluster] pools or an openb node list),
+// independent of SimGrid. The platform builder turns it into SimGrid zones, hosts and links.
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+enum class Topology { kLeafSpine, kFatTree };
+enum class IntraNode { kNvlink, kNvswitch, kPcie };
+
+struct PoolSpec {
+  std::string name;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  std::string gpu = "A100-80GB";  ///< canonical catalog name
+  int cpus_per_node = 64;
+  double memory_gib = 512;
+};
+
+struct NetworkSpec {
+  Topology topology = Topology::kLeafSpine;
+  int nodes_per_leaf = 16;
+  double oversubscription = 1.0;  ///< leaf downlink : uplink capacity ratio (1 = non-blocking)
+  double nic_gbps = 100;          ///< per-node NIC bandwidth, Gbit/s
+  IntraNode intra_node = IntraNode::kNvlink;
+  double intra_node_gbps = 2400;  ///< per-GPU intra-node bandwidth, Gbit/s (e.g. 300 GB/s NVLink3 = 2400)
+  double link_latency_s = 1e-6;   ///< per-hop latency of fabric links, s
+};
+
+struct NodeSpec {
+  std::string name;
+  int pool = 0;           ///< index into ClusterSpec::pools
+  std::string gpu;        ///< canonical catalog name ("" if gpus == 0)
+  int gpus = 0;
+  double cpu_milli = 0;   ///< thousandths of a core
+  double memory_mib = 0;
+  int leaf = 0;           ///< leaf switch index (node index / nodes_per_leaf)
+};
+
+struct ClusterSpec {
+  std::vector<PoolSpec> pools;
+  NetworkSpec network;
+  std::vector<NodeSpec> nodes;  ///< expanded node list, in pool order; leaf assigned in order
+
+  int total_gpus() const;
+  int leaves() const;
+};
+
+/// Expand pools into nodes and assign leaves. Throws InputError on impossible clusters.
+ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network, const std::string& file = "");
+/// Read an openb node list (`sn,cpu_milli,memory_mib,gpu,model`); one pool per GPU model.
+ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network);
+
+std::string to_string(Topology t);
+std::string to_string(IntraNode t);
+
+}  // namespace fleetsim

@@ -1,0 +1,10 @@
+#include "sim/scheduling/scheduler.hpp"
+
+namespace fleetsim {
+
+SchedulerRegistry& schedulers() {
+  static SchedulerRegistry registry("scheduling policy");
+  return registry;
+}
+
+}  // namespace fleetsim
