@@ -2,6 +2,7 @@
 // GPU type, from a Gavel-format table (Narayanan et al., OSDI'20). A multi-GPU job spread over
 // several nodes uses the table's "<type>_unconsolidated" rate. GPU types the table lacks are
 // timed from the reference type scaled by the ratio of catalog FP32 peaks (an extrapolation).
+// A scale the table lacks uses the largest smaller measured scale's rate (no extra speed-up).
 #include <cmath>
 
 #include "models/gpu_catalog.hpp"
@@ -37,8 +38,8 @@ class ThroughputModel final : public JobModel {
       }
       scale = g->fp32_tflops / reference_fp32_;
     }
-    auto rate = table_.rate(type, job.model, job.gpus, consolidated);
-    if (!rate && !consolidated) rate = table_.rate(type, job.model, job.gpus, true);
+    auto rate = lookup(type, job, consolidated);
+    if (!rate && !consolidated) rate = lookup(type, job, true);
     if (!rate || *rate <= 0) {
       why = "no throughput for ('" + job.model + "', " + std::to_string(job.gpus) + ") on " + type;
       return std::nullopt;
@@ -51,7 +52,7 @@ class ThroughputModel final : public JobModel {
       why = "no step count in the trace";
       return false;
     }
-    if (!table_.rate(reference_, job.model, job.gpus, true)) {
+    if (!lookup(reference_, job, true)) {
       why = "no throughput for ('" + job.model + "', " + std::to_string(job.gpus) + ")";
       return false;
     }
@@ -59,6 +60,13 @@ class ThroughputModel final : public JobModel {
   }
 
  private:
+  /// Measured rate at the job's scale; where the table lacks that scale, the rate of the largest
+  /// smaller measured scale (extra GPUs assumed to give no speed-up: conservative, as the reader).
+  std::optional<double> lookup(const std::string& type, const JobSpec& job, bool consolidated) const {
+    if (auto r = table_.rate_up_to(type, job.model, job.gpus, consolidated)) return r->rate;
+    return std::nullopt;
+  }
+
   /// The table's key for a catalog GPU ("V100" -> "v100"), or "" if the table has no such type.
   std::string table_type(const std::string& gpu) const {
     for (const auto& t : table_.gpu_types()) {

@@ -26,10 +26,23 @@
 namespace fleetsim {
 namespace {
 
-enum Key { kSubmit, kDuration, kGpus, kId, kGpuType, kUser, kGpuMilli, kCpuMilli, kMemory, kSteps, kModel, kNumKeys };
-constexpr std::array<const char*, kNumKeys> kKeyNames = {"submit",   "duration",  "gpus",       "id",
-                                                          "gpu_type", "user",      "gpu_milli",  "cpu_milli",
-                                                          "memory_mib", "steps", "model"};
+enum Key {
+  kSubmit,
+  kDuration,
+  kGpus,
+  kId,
+  kGpuType,
+  kUser,
+  kGpuMilli,
+  kCpuMilli,
+  kMemory,
+  kSteps,
+  kModel,
+  kNumKeys
+};
+constexpr std::array<const char*, kNumKeys> kKeyNames = {"submit",     "duration", "gpus",      "id",
+                                                         "gpu_type",   "user",     "gpu_milli", "cpu_milli",
+                                                         "memory_mib", "steps",    "model"};
 
 /// Seconds since the epoch (UTC) of `text` read with strptime-style `format`; nullopt with `why` if
 /// it does not match or names an impossible date. Accepts trailing fractional seconds (".250").
@@ -88,8 +101,7 @@ class CsvTraceReader final : public TraceReader {
         if (auto best = closest(key, valid); !best.empty()) msg += " (did you mean '" + best + "'?)";
         throw InputError(scenario, 0, "workload.columns." + key, msg + "; valid: " + join(valid, ", "));
       }
-      if (trim(column).empty())
-        throw InputError(scenario, 0, "workload.columns." + key, "empty column name");
+      if (trim(column).empty()) throw InputError(scenario, 0, "workload.columns." + key, "empty column name");
       mapped[static_cast<std::size_t>(it - valid.begin())] = std::string(trim(column));
     }
     for (Key k : {kSubmit, kGpus, kDuration}) {
@@ -114,9 +126,9 @@ class CsvTraceReader final : public TraceReader {
     while (csv.next(row, line)) {
       if (row.size() != header.size()) {
         const std::string field = row.size() < header.size() ? std::string(trim(header[row.size()])) : "";
-        throw InputError(path, line, field,
-                         "row has " + std::to_string(row.size()) + " fields, header has " +
-                             std::to_string(header.size()));
+        throw InputError(
+            path, line, field,
+            "row has " + std::to_string(row.size()) + " fields, header has " + std::to_string(header.size()));
       }
       // The cell of logical key k (trimmed), or "" when unmapped.
       auto cell = [&](Key k) -> std::string_view {
@@ -136,18 +148,21 @@ class CsvTraceReader final : public TraceReader {
       j.gpus = parse_gpu_count(cell(kGpus), path, line, name(kGpus));
       if (col[kDuration] >= 0 && !(col[kSteps] >= 0 && cell(kDuration).empty()))
         j.duration_s = parse_non_negative(cell(kDuration), path, line, name(kDuration));
-      if (col[kSteps] >= 0 && !cell(kSteps).empty()) j.steps = parse_non_negative(cell(kSteps), path, line, name(kSteps));
+      if (col[kSteps] >= 0 && !cell(kSteps).empty())
+        j.steps = parse_non_negative(cell(kSteps), path, line, name(kSteps));
       if (!j.duration_s && !j.steps)
         throw InputError(path, line, name(kSteps), "neither a duration nor a step count");
       j.gpu_milli = 1000;
-      if (!cell(kGpuMilli).empty()) j.gpu_milli = parse_gpu_milli(cell(kGpuMilli), path, line, name(kGpuMilli));
+      if (!cell(kGpuMilli).empty())
+        j.gpu_milli = parse_gpu_milli(cell(kGpuMilli), path, line, name(kGpuMilli));
       if (j.gpus == 0) {
         j.gpu_milli = 0;
       } else if (j.gpu_milli == 0) {
         throw InputError(path, line, name(kGpuMilli),
                          "0 thousandths of a GPU for a job asking for " + std::to_string(j.gpus) + " GPU(s)");
       }
-      if (!cell(kCpuMilli).empty()) j.cpu_milli = parse_non_negative(cell(kCpuMilli), path, line, name(kCpuMilli));
+      if (!cell(kCpuMilli).empty())
+        j.cpu_milli = parse_non_negative(cell(kCpuMilli), path, line, name(kCpuMilli));
       if (!cell(kMemory).empty()) j.memory_mib = parse_non_negative(cell(kMemory), path, line, name(kMemory));
       j.gpu_types = split_gpu_types(cell(kGpuType));
       j.user = std::string(cell(kUser));
@@ -166,7 +181,8 @@ class CsvTraceReader final : public TraceReader {
   }
 };
 
-const TraceReaderRegistrar kRegistrar{"csv", "generic CSV job table with a header; columns mapped by `columns`",
+const TraceReaderRegistrar kRegistrar{"csv",
+                                      "generic CSV job table with a header; columns mapped by `columns`",
                                       [] { return std::make_unique<CsvTraceReader>(); }};
 
 }  // namespace

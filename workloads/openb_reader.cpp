@@ -1,5 +1,6 @@
 // "openb": Alibaba GPU cluster pod list (openb, published with FGD, Weng et al., ATC'23):
-//   name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+//   name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
+//   creation_time,deletion_time,scheduled_time
 // Columns are found by header name, in any order.
 //   submit   = creation_time (s, >= 0); duration = deletion_time - creation_time (>= 0). Pods still alive
 //              at the end of the window carry the window end as deletion_time, so their durations are
@@ -46,9 +47,9 @@ class OpenbReader final : public TraceReader {
     while (csv.next(row, line)) {
       if (row.size() != header.size()) {
         const std::string field = row.size() < header.size() ? std::string(trim(header[row.size()])) : "";
-        throw InputError(path, line, field,
-                         "row has " + std::to_string(row.size()) + " fields, header has " +
-                             std::to_string(header.size()));
+        throw InputError(
+            path, line, field,
+            "row has " + std::to_string(row.size()) + " fields, header has " + std::to_string(header.size()));
       }
       auto col = [&](int c) -> const std::string& { return row[static_cast<std::size_t>(c)]; };
       auto name = [&](int c) { return std::string(trim(header[static_cast<std::size_t>(c)])); };
@@ -60,10 +61,11 @@ class OpenbReader final : public TraceReader {
       j.memory_mib = parse_non_negative(col(c_mem), path, line, name(c_mem));
       j.gpus = parse_gpu_count(col(c_ngpu), path, line, name(c_ngpu));
       const std::string_view milli_text = trim(col(c_milli));
-      const int milli = milli_text.empty() && j.gpus == 0 ? 0 : parse_gpu_milli(milli_text, path, line, name(c_milli));
+      const int milli =
+          milli_text.empty() && j.gpus == 0 ? 0 : parse_gpu_milli(milli_text, path, line, name(c_milli));
       if (j.gpus > 0 && milli == 0)
-        throw InputError(path, line, name(c_milli), "0 thousandths of a GPU for a pod asking for " +
-                                                        std::to_string(j.gpus) + " GPU(s)");
+        throw InputError(path, line, name(c_milli),
+                         "0 thousandths of a GPU for a pod asking for " + std::to_string(j.gpus) + " GPU(s)");
       j.gpu_milli = j.gpus == 0 ? 0 : milli;
       if (c_spec >= 0) j.gpu_types = split_gpu_types(col(c_spec));
       if (c_qos >= 0) j.user = std::string(trim(col(c_qos)));
@@ -74,8 +76,9 @@ class OpenbReader final : public TraceReader {
           const double del = parse_non_negative(col(c_delete), path, line, name(c_delete));
           if (del < j.submit_s)
             throw InputError(path, line, name(c_delete),
-                             "deletion_time " + std::string(trim(col(c_delete))) + " is before creation_time " +
-                                 std::string(trim(col(c_create))) + " (negative duration)");
+                             "deletion_time " + std::string(trim(col(c_delete))) +
+                                 " is before creation_time " + std::string(trim(col(c_create))) +
+                                 " (negative duration)");
           j.duration_s = del - j.submit_s;
         }
       }
@@ -85,7 +88,8 @@ class OpenbReader final : public TraceReader {
   }
 };
 
-const TraceReaderRegistrar kRegistrar{"openb", "Alibaba GPU cluster pod list (openb, FGD ATC'23), CSV with header",
+const TraceReaderRegistrar kRegistrar{"openb",
+                                      "Alibaba GPU cluster pod list (openb, FGD ATC'23), CSV with header",
                                       [] { return std::make_unique<OpenbReader>(); }};
 
 }  // namespace

@@ -36,8 +36,8 @@ class PhillyGavelReader final : public TraceReader {
       table = ThroughputTable::load(config.throughputs);
       if (!table->has_gpu_type(gpu_type))
         throw InputError(config.scenario_file, 0, "workload.gpu_type",
-                         "GPU type '" + config.gpu_type + "' is not in throughput table " + config.throughputs +
-                             "; valid: " + join(table->gpu_types(), ", "));
+                         "GPU type '" + config.gpu_type + "' is not in throughput table " +
+                             config.throughputs + "; valid: " + join(table->gpu_types(), ", "));
     }
 
     std::vector<JobSpec> jobs;
@@ -62,7 +62,8 @@ class PhillyGavelReader final : public TraceReader {
       j.steps = steps;
       j.submit_s = parse_non_negative(f[5], path, line, kFields[5]);
       j.gpus = parse_gpu_count(f[6], path, line, kFields[6]);
-      if (j.gpus < 1) throw InputError(path, line, kFields[6], "scale_factor must be >= 1, got '" + f[6] + "'");
+      if (j.gpus < 1)
+        throw InputError(path, line, kFields[6], "scale_factor must be >= 1, got '" + f[6] + "'");
       j.gpu_milli = 1000;
       j.single_node = false;
 
@@ -70,7 +71,8 @@ class PhillyGavelReader final : public TraceReader {
         if (!table->has_job_type(j.model)) {
           if (known_types.empty()) known_types = table->job_types();
           std::string msg = "job type '" + j.model + "' is not in throughput table " + config.throughputs;
-          if (auto best = closest(j.model, known_types); !best.empty()) msg += " (did you mean '" + best + "'?)";
+          if (auto best = closest(j.model, known_types); !best.empty())
+            msg += " (did you mean '" + best + "'?)";
           throw InputError(path, line, kFields[0], msg);
         }
         const auto r = table->rate_up_to(gpu_type, j.model, j.gpus, true);

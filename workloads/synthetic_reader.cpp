@@ -71,7 +71,8 @@ void validate(const SyntheticConfig& c, const std::string& file) {
   if (c.gpus_values.empty()) fail("gpus_values", "must not be empty");
   for (int v : c.gpus_values)
     if (v < 0 || v > kMaxGpusPerJob)
-      fail("gpus_values", "value " + std::to_string(v) + " out of range [0, " + std::to_string(kMaxGpusPerJob) + "]");
+      fail("gpus_values",
+           "value " + std::to_string(v) + " out of range [0, " + std::to_string(kMaxGpusPerJob) + "]");
   if (c.gpus_weights.size() != c.gpus_values.size())
     fail("gpus_weights", "has " + std::to_string(c.gpus_weights.size()) + " weights for " +
                              std::to_string(c.gpus_values.size()) + " gpus_values");

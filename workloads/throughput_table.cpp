@@ -194,7 +194,8 @@ std::optional<ThroughputTable::ScaledRate> ThroughputTable::rate_up_to(std::stri
 std::optional<std::pair<double, double>> ThroughputTable::pair_rate(std::string_view gpu_type,
                                                                     std::string_view job_type, int scale,
                                                                     std::string_view other_type,
-                                                                    int other_scale, bool consolidated) const {
+                                                                    int other_scale,
+                                                                    bool consolidated) const {
   if (scale < 1 || scale > kMaxScale || other_scale < 1 || other_scale > kMaxScale) return std::nullopt;
   const int g = gpu_index(gpu_type);
   const int j = job_index(job_type);

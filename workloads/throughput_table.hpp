@@ -1,7 +1,8 @@
 #pragma once
 // ThroughputTable: measured training throughputs in Gavel's format (Narayanan et al., OSDI'20):
 //   { "<gpu type>[_unconsolidated]": { "('<job type>', <scale>)": { "null": <steps/s alone>,
-//                                                                    "('<other>', <s>)": [<own>, <other's>] } } }
+//                                                                    "('<other>', <s>)": [<own>, <other's>] }
+//                                                                    } }
 // Rates are steps per second of the whole job (all its `scale` GPUs together). A measured 0 means the
 // job does not run there (e.g. out of memory) and is returned as 0. Loaded once and precomputed into
 // hash maps keyed by (GPU type, consolidated, job type, scale), so each lookup is a couple of hashes.
@@ -46,8 +47,8 @@ class ThroughputTable {
   /// Co-location rates when `job_type`@`scale` shares its GPUs with `other_type`@`other_scale`:
   /// (this job's steps/s, the other job's steps/s). nullopt when not measured.
   std::optional<std::pair<double, double>> pair_rate(std::string_view gpu_type, std::string_view job_type,
-                                                     int scale, std::string_view other_type,
-                                                     int other_scale, bool consolidated = true) const;
+                                                     int scale, std::string_view other_type, int other_scale,
+                                                     bool consolidated = true) const;
 
   /// GPU types (lower case, without the "_unconsolidated" suffix), sorted.
   std::vector<std::string> gpu_types() const { return gpu_types_; }

@@ -51,8 +51,9 @@ int parse_gpu_count(std::string_view text, const std::string& file, long line, c
 int parse_gpu_milli(std::string_view text, const std::string& file, long line, const std::string& field) {
   const long long v = parse_int(text, file, line, field);
   if (v < 0 || v > 1000)
-    throw InputError(file, line, field,
-                     "GPU share '" + std::string(trim(text)) + "' out of range [0, 1000] (thousandths of a GPU)");
+    throw InputError(
+        file, line, field,
+        "GPU share '" + std::string(trim(text)) + "' out of range [0, 1000] (thousandths of a GPU)");
   return static_cast<int>(v);
 }
 

@@ -88,22 +88,23 @@ std::string format_stats(const TraceStats& s, const std::string& title) {
   row("submit span", human_duration(s.span_s) + "  (" + fmt(s.first_submit_s, 3) + " s .. " +
                          fmt(s.last_submit_s, 3) + " s)");
   if (s.span_s > 0 && s.jobs > 1)
-    row("mean arrival rate",
-        fmt(static_cast<double>(s.jobs - 1) / (s.span_s / 3600.0), 2) + " jobs/h");
+    row("mean arrival rate", fmt(static_cast<double>(s.jobs - 1) / (s.span_s / 3600.0), 2) + " jobs/h");
   out += "  " + pad("GPUs per job", kLabel) + pad("jobs", 10) + "share\n";
   for (const auto& [gpus, count] : s.gpu_histogram) {
     const std::string label = "    " + std::to_string(gpus) + (gpus == 0 ? " (CPU only)" : "");
     out += "  " + pad(label, kLabel) + pad(std::to_string(count), 10) + percent(count, s.jobs) + "\n";
   }
-  row("fractional-GPU jobs",
-      std::to_string(s.fractional_gpu_jobs) + "  (" + percent(s.fractional_gpu_jobs, s.jobs) +
-          ", gpu_milli < 1000)");
-  row("single-node jobs", std::to_string(s.single_node_jobs) + "  (" + percent(s.single_node_jobs, s.jobs) + ")");
+  row("fractional-GPU jobs", std::to_string(s.fractional_gpu_jobs) + "  (" +
+                                 percent(s.fractional_gpu_jobs, s.jobs) + ", gpu_milli < 1000)");
+  row("single-node jobs",
+      std::to_string(s.single_node_jobs) + "  (" + percent(s.single_node_jobs, s.jobs) + ")");
   row("jobs with step counts", std::to_string(s.jobs_with_steps));
   row("jobs with durations",
       std::to_string(s.jobs_with_duration) + "  (" + percent(s.jobs_with_duration, s.jobs) + ")");
   if (s.jobs_with_duration > 0) {
-    auto dur = [&](const char* label, double v) { row(label, pad(fmt(v, 1) + " s", 16) + human_duration(v)); };
+    auto dur = [&](const char* label, double v) {
+      row(label, pad(fmt(v, 1) + " s", 16) + human_duration(v));
+    };
     dur("  duration p10", s.duration_p10_s);
     dur("  duration p50", s.duration_p50_s);
     dur("  duration p90", s.duration_p90_s);

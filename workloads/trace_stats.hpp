@@ -12,9 +12,9 @@ namespace fleetsim {
 
 struct TraceStats {
   std::size_t jobs = 0;
-  double first_submit_s = 0;  ///< earliest submit time
-  double last_submit_s = 0;   ///< latest submit time
-  double span_s = 0;          ///< last - first submit
+  double first_submit_s = 0;                 ///< earliest submit time
+  double last_submit_s = 0;                  ///< latest submit time
+  double span_s = 0;                         ///< last - first submit
   std::map<int, std::size_t> gpu_histogram;  ///< GPUs per job -> number of jobs (0 = CPU only)
   std::size_t fractional_gpu_jobs = 0;       ///< jobs sharing GPUs (gpus > 0 and gpu_milli < 1000)
   std::size_t single_node_jobs = 0;          ///< jobs that must sit on one node

@@ -27,9 +27,12 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
     n.leaf = ns.leaf;
     refresh_node_max(n);
     if (n.type >= 0) free_whole_by_type_[n.type] += ns.gpus;
+    const Shape shape{n.type, ns.gpus, ns.cpu_milli, ns.memory_mib};
+    if (std::find(shapes_.begin(), shapes_.end(), shape) == shapes_.end()) shapes_.push_back(shape);
     total_gpus_ += ns.gpus;
     nodes_.push_back(std::move(n));
   }
+  total_by_type_.assign(free_whole_by_type_.begin(), free_whole_by_type_.end());
   while (leaves_size_ < static_cast<int>(nodes_.size())) leaves_size_ *= 2;
   tree_.assign(static_cast<std::size_t>(2 * leaves_size_), Agg{});
   for (int i = 0; i < node_count(); ++i) update_node(i);
@@ -135,28 +138,27 @@ int ClusterState::first_fit_node(const Request& r, int from) const {
 }
 
 bool ClusterState::ever_fits(const Request& r, std::string& why) const {
-  int max_node = 0;
   long long total = 0;
+  int max_node = 0;
   bool type_ok = r.gpus == 0;
   double max_cpu = 0, max_mem = 0;
-  for (const auto& ns : spec_.nodes) {
-    max_cpu = std::max(max_cpu, ns.cpu_milli);
-    max_mem = std::max(max_mem, ns.memory_mib);
-    if (ns.gpus == 0) continue;
-    const int t = type_index(ns.gpu);
-    if ((r.types & (TypeMask{1} << t)) == 0) continue;
+  for (const auto& sh : shapes_) {
+    max_cpu = std::max(max_cpu, sh.cpu);
+    max_mem = std::max(max_mem, sh.mem);
+    if (sh.type < 0 || (r.types & (TypeMask{1} << sh.type)) == 0) continue;
     type_ok = true;
-    max_node = std::max(max_node, ns.gpus);
-    total += ns.gpus;
+    max_node = std::max(max_node, sh.gpus);
   }
+  for (std::size_t t = 0; t < total_by_type_.size(); ++t)
+    if (r.types & (TypeMask{1} << t)) total += total_by_type_[t];
   if (!type_ok) {
     why = "no GPU of an allowed type in the cluster";
     return false;
   }
   if (r.single_node || r.gpus == 0) {
     if (r.gpus > max_node) {
-      why = "needs " + std::to_string(r.gpus) + " GPUs in one node; largest node of an allowed type has " +
-            std::to_string(max_node);
+      why = "needs " + std::to_string(r.gpus) +
+            " GPUs in one node; the largest node of an allowed type has " + std::to_string(max_node);
       return false;
     }
     if (r.cpu_milli > max_cpu + kEps) {
@@ -167,12 +169,9 @@ bool ClusterState::ever_fits(const Request& r, std::string& why) const {
       why = "memory request exceeds every node";
       return false;
     }
-    // Exact check on an empty node.
-    for (int n = 0; n < node_count(); ++n) {
-      const auto& ns = spec_.nodes[static_cast<std::size_t>(n)];
-      const bool t_ok = r.gpus == 0 || (ns.gpus > 0 && (r.types & (TypeMask{1} << nodes_[n].type)) != 0);
-      if (t_ok && ns.gpus >= r.gpus && ns.cpu_milli + kEps >= r.cpu_milli &&
-          ns.memory_mib + kEps >= r.memory_mib)
+    for (const auto& sh : shapes_) {  // exact check on an empty node of each shape
+      const bool t_ok = r.gpus == 0 || (sh.type >= 0 && (r.types & (TypeMask{1} << sh.type)) != 0);
+      if (t_ok && sh.gpus >= r.gpus && sh.cpu + kEps >= r.cpu_milli && sh.mem + kEps >= r.memory_mib)
         return true;
     }
     why = "no single node has enough GPUs, CPU and memory together";
@@ -183,7 +182,6 @@ bool ClusterState::ever_fits(const Request& r, std::string& why) const {
           " of allowed types";
     return false;
   }
-  if (!r.whole() && r.gpus > 1) return true;
   return true;
 }
 

@@ -106,7 +106,17 @@ class ClusterState {
   int descend(int idx, int lo, int hi, const Request& r, int from) const;
   bool agg_may_fit(const Agg& a, const Request& r) const;
 
+  struct Shape {  ///< distinct empty-node shapes, for ever_fits()
+    int type;
+    int gpus;
+    double cpu;
+    double mem;
+    bool operator==(const Shape&) const = default;
+  };
+
   ClusterSpec spec_;
+  std::vector<Shape> shapes_;
+  std::vector<long long> total_by_type_;
   std::vector<Node> nodes_;
   std::vector<std::string> type_names_;
   std::vector<int> free_whole_by_type_;

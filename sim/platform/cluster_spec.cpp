@@ -40,6 +40,12 @@ std::string node_name(const std::string& pool, int index, int count) {
   return pool + "-" + digits;
 }
 
+// Node names become SimGrid zone/host/router names next to the fabric's own ("fabric", "leaf-<k>...").
+bool reserved_name(const std::string& name) {
+  const std::string l = lower(name);
+  return l == "fabric" || l == "leaf" || l.starts_with("leaf-");
+}
+
 void assign_leaves(ClusterSpec& spec) {
   for (std::size_t i = 0; i < spec.nodes.size(); ++i)
     spec.nodes[i].leaf = static_cast<int>(i) / spec.network.nodes_per_leaf;
@@ -75,6 +81,7 @@ ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network
     if (trim(p.name).empty()) fail("name", "pool name must not be empty");
     if (p.name.find_first_of(" \t,/") != std::string::npos)
       fail("name", "pool name '" + p.name + "' must not contain spaces, commas or slashes");
+    if (reserved_name(p.name)) fail("name", "pool name '" + p.name + "' is reserved (fabric, leaf)");
     if (!names.insert(lower(p.name)).second) fail("name", "duplicate pool name '" + p.name + "'");
     if (p.nodes < 1) fail("nodes", "must be >= 1, got " + std::to_string(p.nodes));
     if (p.gpus_per_node < 0 || p.gpus_per_node > kMaxGpusPerNode)
@@ -126,7 +133,8 @@ ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network
   for (std::size_t i = 0; i < header.size(); ++i) col[std::string(trim(header[i]))] = i;
   for (const auto& r : required)
     if (!col.contains(r))
-      throw InputError(path, line_no, r, "missing column '" + r + "'; expected header " + join(required, ","));
+      throw InputError(path, line_no, r,
+                       "missing column '" + r + "'; expected header " + join(required, ","));
 
   ClusterSpec spec;
   spec.network = network;
@@ -136,14 +144,16 @@ ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network
     if (trim(text).empty()) continue;
     const auto fields = split(text, ',');
     if (fields.size() != header.size())
-      throw InputError(path, line_no, "",
-                       "expected " + std::to_string(header.size()) + " fields, got " +
-                           std::to_string(fields.size()));
+      throw InputError(
+          path, line_no, "",
+          "expected " + std::to_string(header.size()) + " fields, got " + std::to_string(fields.size()));
     auto field = [&](const std::string& name) { return trim(fields[col[name]]); };
 
     NodeSpec node;
     node.name = std::string(field("sn"));
     if (node.name.empty()) throw InputError(path, line_no, "sn", "empty node name");
+    if (reserved_name(node.name) || node.name.find_first_of(" \t") != std::string::npos)
+      throw InputError(path, line_no, "sn", "node name '" + node.name + "' is reserved or has blanks");
     if (!seen.insert(node.name).second)
       throw InputError(path, line_no, "sn", "duplicate node name '" + node.name + "'");
     node.cpu_milli = parse_double(field("cpu_milli"), path, line_no, "cpu_milli");

@@ -41,7 +41,7 @@ struct NodeSpec {
 struct ClusterSpec {
   std::vector<PoolSpec> pools;
   NetworkSpec network;
-  std::vector<NodeSpec> nodes;  ///< expanded node list, in pool order; leaf assigned in order
+  std::vector<NodeSpec> nodes;  ///< expanded nodes, in pool order (openb: file order); leaf by position
 
   int total_gpus() const;
   int leaves() const;
@@ -49,7 +49,8 @@ struct ClusterSpec {
 
 /// Expand pools into nodes and assign leaves. Throws InputError on impossible clusters.
 ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network, const std::string& file = "");
-/// Read an openb node list (`sn,cpu_milli,memory_mib,gpu,model`); one pool per GPU model.
+/// Read an openb node list (`sn,cpu_milli,memory_mib,gpu,model`); one pool per GPU model, named by its
+/// canonical catalog name (CPU-only nodes: pool "cpu"); pool figures are the pool's largest node.
 ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network);
 
 std::string to_string(Topology t);

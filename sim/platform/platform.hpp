@@ -1,11 +1,16 @@
 #pragma once
 // Builds a SimGrid platform from a ClusterSpec through the S4U zone API (call before Engine::run()).
 //
-// Shape (leaf-spine): root star zone "fabric" = the spine layer; one star zone per leaf whose
-// uplink (aggregated capacity = nodes_per_leaf * nic / oversubscription) joins the spine; one star
-// zone per node holding GPU hosts, each with an intra-node link (NVLink/NVSwitch/PCIe) to the
-// node's NIC router, whose NIC link joins the leaf. Fat-tree: SimGrid's fat-tree zone whose leaves
-// are the node zones.
+// Shape (details and the SimGrid 3.32 reasons in platform.cpp): one zone per *leaf* (Dijkstra
+// routing) holding, per node, one host per GPU ("<node>-gpu<i>", speed = catalog FP32 peak), a CPU
+// host ("<node>-cpu"), a node switch router and the node's NIC link to the leaf router. Intra-node:
+// each GPU has its own split-duplex link of intra_node_gbps (NVSwitch crossbar; NVLink approximated
+// the same way; PCIe adds one shared switch uplink on the way to the NIC). Leaf-spine: root star zone
+// "fabric" with one aggregated uplink per leaf (nodes_per_leaf * nic / oversubscription). Fat-tree:
+// SimGrid fat-tree zone "fabric" whose positions are the leaf zones, with
+// max(1, round(nodes_per_leaf / oversubscription)) spines linked to every leaf at NIC bandwidth.
+// Leaves are assigned by position (node index / nodes_per_leaf).
+// Trap: SimGrid 3.32 may list a route's links out of path order (Host::route_to); treat it as a set.
 #include <string>
 #include <vector>
 
@@ -23,13 +28,13 @@ namespace fleetsim {
 struct NodeHandles {
   std::vector<simgrid::s4u::Host*> gpus;  ///< one host per GPU, speed = catalog FP32 peak (flop/s)
   simgrid::s4u::Host* cpu = nullptr;      ///< host for CPU-side work (the node's CPUs)
-  simgrid::s4u::Link* nic = nullptr;      ///< NIC link (UP side for split duplex)
+  simgrid::s4u::Link* nic = nullptr;      ///< NIC link, UP side (= traffic leaving the node)
 };
 
 struct Platform {
   simgrid::s4u::NetZone* root = nullptr;
   std::vector<NodeHandles> nodes;         ///< same order as ClusterSpec::nodes
-  std::vector<simgrid::s4u::Link*> leaf_uplinks;  ///< leaf-spine: one per leaf (UP side)
+  std::vector<simgrid::s4u::Link*> leaf_uplinks;  ///< leaf-spine: one per leaf (UP side); fat-tree: empty
 };
 
 /// Build the platform into the (already created) engine. Host names: "<node>-gpu<i>", "<node>-cpu".

@@ -16,7 +16,9 @@ inline std::string fixture(const std::string& name) {
   return std::string(FLEETSIM_SOURCE_DIR) + "/tests/data/workloads/" + name;
 }
 
-inline std::string shared_data(const std::string& rel) { return std::string(FLEETSIM_SHARED_DATA) + "/" + rel; }
+inline std::string shared_data(const std::string& rel) {
+  return std::string(FLEETSIM_SHARED_DATA) + "/" + rel;
+}
 
 /// True if the shared data folder is present; otherwise logs why the caller is skipped.
 inline bool have_shared_data(const std::string& rel) {
@@ -30,9 +32,9 @@ inline bool have_shared_data(const std::string& rel) {
 class TempFile {
  public:
   TempFile(const std::string& name, const std::string& content) {
-    path_ = (std::filesystem::temp_directory_path() /
-             ("fleetsim_wl_" + std::to_string(::getpid()) + "_" + name))
-                .string();
+    path_ =
+        (std::filesystem::temp_directory_path() / ("fleetsim_wl_" + std::to_string(::getpid()) + "_" + name))
+            .string();
     std::ofstream out(path_, std::ios::binary);
     out << content;
   }

@@ -1,0 +1,96 @@
+// End-to-end speed of the core (parse, simulate, write), measured on the fleetsim program itself:
+// each iteration runs `fleetsim run` in a child process (SimGrid's engine is one per process) and
+// reports its wall time (manual time) and peak resident memory.
+//
+//   build/tests/bench/bench_core                       # all
+//   build/tests/bench/bench_core --benchmark_filter=openb
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct ChildRun {
+  double wall_s = 0;
+  double max_rss_mib = 0;
+  int code = -1;
+};
+
+ChildRun run_child(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  std::vector<std::string> store = args;
+  for (auto& a : store) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  ChildRun r;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.max_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+void run_scenario(benchmark::State& state, const std::string& scenario,
+                  const std::vector<std::string>& sets) {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("fleetsim-bench-" + std::to_string(getpid()))).string();
+  std::vector<std::string> args = {FLEETSIM_BINARY, "run", scenario, "--quiet", "--out", out};
+  for (const auto& s : sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  double rss = 0;
+  for (auto _ : state) {
+    const ChildRun r = run_child(args);
+    if (r.code != 0) {
+      state.SkipWithError(("fleetsim exited with " + std::to_string(r.code)).c_str());
+      break;
+    }
+    state.SetIterationTime(r.wall_s);
+    rss = std::max(rss, r.max_rss_mib);
+  }
+  state.counters["peak_rss_MiB"] = rss;
+  std::filesystem::remove_all(out);
+}
+
+void BM_openb_default(benchmark::State& state) {
+  const std::string data = FLEETSIM_SHARED_DATA;
+  if (!std::filesystem::exists(data)) {
+    state.SkipWithError("../shared/data not present");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  run_scenario(state, std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/openb.toml", {});
+}
+
+void BM_synthetic(benchmark::State& state) {
+  const long jobs = state.range(0);
+  // Keep ~80% load on 10,000 GPUs whatever the job count.
+  run_scenario(state, std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/synthetic-10k.toml",
+               {"workload.jobs=" + std::to_string(jobs), "output.timeseries=true"});
+  state.counters["jobs"] = static_cast<double>(jobs);
+}
+
+}  // namespace
+
+BENCHMARK(BM_openb_default)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_synthetic)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_synthetic)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+
+BENCHMARK_MAIN();
