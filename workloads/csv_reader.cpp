@@ -177,6 +177,7 @@ class CsvTraceReader final : public TraceReader {
       for (const auto& j : jobs) origin = std::min(origin, j.submit_s);
       for (auto& j : jobs) j.submit_s -= origin;
     }
+    sort_by_submit(jobs);
     return jobs;
   }
 };

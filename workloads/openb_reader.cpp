@@ -84,6 +84,7 @@ class OpenbReader final : public TraceReader {
       }
       jobs.push_back(std::move(j));
     }
+    sort_by_submit(jobs);
     return jobs;
   }
 };

@@ -1,5 +1,6 @@
 #include "workloads/trace_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -37,6 +38,12 @@ std::string load_trace_text(const std::string& path, const std::string& scenario
                      "binary file (NUL byte at offset " + std::to_string(nul) + "); expected a text trace");
   if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   return text;
+}
+
+void sort_by_submit(std::vector<JobSpec>& jobs) {
+  const auto by_submit = [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; };
+  if (!std::is_sorted(jobs.begin(), jobs.end(), by_submit))
+    std::stable_sort(jobs.begin(), jobs.end(), by_submit);
 }
 
 int parse_gpu_count(std::string_view text, const std::string& file, long line, const std::string& field) {
@@ -124,7 +131,7 @@ bool CsvParser::next(std::vector<std::string>& fields, long& line) {
         f += c;
         ++pos_;
       }
-      if (pos_ < text_.size() && text_[pos_] == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n')
+      if (pos_ < text_.size() && text_[pos_] == '\r' && (pos_ + 1 == text_.size() || text_[pos_ + 1] == '\n'))
         ++pos_;
       if (pos_ < text_.size() && text_[pos_] != delim_ && text_[pos_] != '\n')
         throw InputError(file_, line_, "",

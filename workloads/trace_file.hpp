@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/job.hpp"
+
 namespace fleetsim {
 
 /// How many leading bytes are scanned for NUL bytes to tell binary files from text.
@@ -53,6 +55,9 @@ std::vector<std::string> split_gpu_types(std::string_view text);
 /// header has: ...") for a required name that is absent. Returns -1 for absent optional names.
 int column_index(const std::vector<std::string>& header, std::string_view name, bool required,
                  const std::string& file, long header_line);
+
+/// Stable sort by submit time (a no-op pass when already sorted), as TraceReader::read promises.
+void sort_by_submit(std::vector<JobSpec>& jobs);
 
 /// Iterates over the lines of `text` (LF or CRLF, the terminator stripped): calls f(line_number, line).
 template <typename F>

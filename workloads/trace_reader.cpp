@@ -1,8 +1,7 @@
 #include "workloads/trace_reader.hpp"
 
-#include <algorithm>
-
 #include "workloads/input_error.hpp"
+#include "workloads/trace_file.hpp"
 
 namespace fleetsim {
 
@@ -23,9 +22,7 @@ std::vector<JobSpec> read_trace(const WorkloadConfig& config) {
   for (const auto& j : jobs)
     if (j.submit_s < 0)  // readers reject these with their line; this is a last guard
       throw InputError(config.path, j.source_line, "submit", "negative submit time " + fmt(j.submit_s));
-  const auto by_submit = [](const JobSpec& a, const JobSpec& b) { return a.submit_s < b.submit_s; };
-  if (!std::is_sorted(jobs.begin(), jobs.end(), by_submit))
-    std::stable_sort(jobs.begin(), jobs.end(), by_submit);
+  sort_by_submit(jobs);  // readers sort already; this keeps the promise for any reader
   return jobs;
 }
 

@@ -78,10 +78,16 @@ class Simulation::Impl final : public Launcher {
   void add_observer(SimObserver& o) { observers_.push_back(&o); }
 
   SimulationResult run() {
-    int argc = 2;
     char arg0[] = "fleetsim";
     char arg1[] = "--log=root.thres:critical";
-    char* argv[] = {arg0, arg1, nullptr};
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer cannot follow SimGrid's stack switching (raw contexts): use threads.
+    char arg2[] = "--cfg=contexts/factory:thread";
+#else
+    char arg2[] = "--cfg=contexts/factory:raw";
+#endif
+    int argc = 3;
+    char* argv[] = {arg0, arg1, arg2, nullptr};
     engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
     platform_ = build_platform(parts_.cluster);
     simgrid::s4u::Host* controller_host = nullptr;

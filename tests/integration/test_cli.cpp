@@ -92,7 +92,10 @@ TEST_CASE("cli: bad date") {
 }
 
 TEST_CASE("cli: binary trace file") {
-  expect_error(make_case(std::string("sub\0mit\x01\x02,duration\n", 22)), "", {"trace.csv", "binary"});
+  std::string binary = "submit,duration,gpus\n0,1,1\n";
+  binary[3] = '\0';
+  binary += "\x01\x02\xff";
+  expect_error(make_case(binary), "", {"trace.csv", "binary"});
 }
 
 TEST_CASE("cli: missing trace file") {

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/test_workloads_util.hpp"
+#include "workloads/trace_file.hpp"
 #include "workloads/trace_reader.hpp"
 
 using namespace fleetsim;
@@ -233,4 +234,43 @@ TEST_CASE("csv: datetime formats with T separator and fractional seconds") {
   REQUIRE(jobs.size() == 2);
   CHECK(jobs[0].submit_s == 0);
   CHECK(jobs[1].submit_s == doctest::Approx(1.5));
+}
+
+TEST_CASE("csv parser: quotes, CRLF, trailing delimiter, blank lines, line numbers") {
+  const std::string text =
+      "a,\"b,1\",c\r\n"
+      "\r\n"
+      "\"x\ny\",,\"\"\"q\"\"\"\n"
+      "   \n"
+      "last,\"end\"\r";
+  CsvParser p(text, ',', "t.csv");
+  std::vector<std::string> f;
+  long line = 0;
+  REQUIRE(p.next(f, line));
+  CHECK(line == 1);
+  CHECK(f == std::vector<std::string>{"a", "b,1", "c"});
+  REQUIRE(p.next(f, line));
+  CHECK(line == 3);
+  CHECK(f == std::vector<std::string>{"x\ny", "", "\"q\""});
+  REQUIRE(p.next(f, line));
+  CHECK(line == 6);
+  CHECK(f == std::vector<std::string>{"last", "end"});
+  CHECK(!p.next(f, line));
+
+  CsvParser q("a;b;\n;\n", ';', "t.csv");
+  REQUIRE(q.next(f, line));
+  CHECK(f == std::vector<std::string>{"a", "b", ""});
+  REQUIRE(q.next(f, line));
+  CHECK(line == 2);
+  CHECK(f == std::vector<std::string>{"", ""});
+  CHECK(!q.next(f, line));
+
+  CsvParser bad("\"a\"b,c\n", ',', "t.csv");
+  try {
+    bad.next(f, line);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    check_names(e, "t.csv", 1, "");
+    CHECK(contains(e.what(), "after closing quote"));
+  }
 }

@@ -234,7 +234,7 @@ TEST_CASE("csv: wrong field count, non-numeric, negative, absurd, unterminated q
   }
 }
 
-TEST_CASE("binary file") {
+TEST_CASE("read_trace: binary file") {
   std::string bytes = "name,cpu_milli\n";
   bytes += std::string(
       "\x7f"
@@ -250,7 +250,7 @@ TEST_CASE("binary file") {
   }
 }
 
-TEST_CASE("missing file, directory, no path") {
+TEST_CASE("read_trace: missing file, directory, no path") {
   const std::string missing = fixture("no_such_trace.csv");
   auto e = read_error(config("openb", missing));
   check_names(e, missing, 0, "");
@@ -265,14 +265,14 @@ TEST_CASE("missing file, directory, no path") {
   check_names(e, "scenario.toml", 0, "workload.path");
 }
 
-TEST_CASE("empty philly trace (only blank lines)") {
+TEST_CASE("philly-gavel: empty trace (only blank lines)") {
   TempFile f("philly_blank.trace", "\n\n   \n");
   const auto e = read_error(config("philly-gavel", f.path()));
   check_names(e, f.path(), 0, "");
   CHECK(contains(e.what(), "trace has no jobs"));
 }
 
-TEST_CASE("unknown format") {
+TEST_CASE("read_trace: unknown format") {
   const auto e = read_error(config("opnb", fixture("openb_small.csv")));
   check_names(e, "scenario.toml", 0, "workload.format");
   CHECK(contains(e.what(), "unknown trace format 'opnb'"));
