@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -258,7 +259,17 @@ void apply_override(toml::table& root, const std::string& assignment, std::set<s
         tbl->insert_or_assign(part, *value);
         break;
       }
-      if (!tbl->contains(part)) tbl->insert(part, toml::table{});
+      if (!tbl->contains(part)) {
+        const std::string& next = parts[i + 1];
+        const bool index_next = !next.empty() && std::all_of(next.begin(), next.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        });
+        if (index_next) {
+          tbl->insert(part, toml::array{});
+        } else {
+          tbl->insert(part, toml::table{});
+        }
+      }
       cur = tbl->get(part);
     } else if (auto* arr = cur->as_array()) {
       long long idx = -1;
