@@ -8,23 +8,23 @@
 namespace fleetsim {
 
 struct GpuSpec {
-  std::string name;                 ///< canonical catalog name, e.g. "A100-80GB"
-  std::vector<std::string> aliases; ///< other spellings accepted in traces and scenarios
-  std::string vendor;               ///< "NVIDIA", "AMD", "Alibaba (unpublished)"
-  double fp32_tflops = 0;           ///< dense FP32 peak, TFLOP/s
-  double tf32_tflops = 0;           ///< dense TF32 tensor peak, TFLOP/s (0 = not supported)
-  double fp16_tflops = 0;           ///< dense FP16 (tensor where available) peak, TFLOP/s
-  double bf16_tflops = 0;           ///< dense BF16 peak, TFLOP/s (0 = not supported)
-  double memory_gib = 0;            ///< device memory, GiB
-  double memory_bw_gbs = 0;         ///< HBM/GDDR bandwidth, GB/s
-  int sms = 0;                      ///< streaming multiprocessors (compute units on AMD)
-  double boost_clock_mhz = 0;       ///< boost clock, MHz
-  double l2_mib = 0;                ///< L2 cache, MiB
-  double tdp_w = 0;                 ///< board power, W
-  double idle_w = 0;                ///< typical idle power, W
-  int nvlink_gen = 0;               ///< NVLink generation (0 = none; AMD Infinity Fabric noted as 0)
-  double nvlink_gbs = 0;            ///< total NVLink/xGMI bandwidth per GPU, GB/s (both directions summed)
-  bool estimated = false;           ///< figures are estimates (no public datasheet)
+  std::string name;                  ///< canonical catalog name, e.g. "A100-80GB"
+  std::vector<std::string> aliases;  ///< other spellings accepted in traces and scenarios
+  std::string vendor;                ///< "NVIDIA", "AMD", "Alibaba (unpublished)"
+  double fp32_tflops = 0;            ///< dense FP32 peak, TFLOP/s
+  double tf32_tflops = 0;            ///< dense TF32 tensor peak, TFLOP/s (0 = not supported)
+  double fp16_tflops = 0;            ///< dense FP16 (tensor where available) peak, TFLOP/s
+  double bf16_tflops = 0;            ///< dense BF16 peak, TFLOP/s (0 = not supported)
+  double memory_gib = 0;             ///< device memory, GiB
+  double memory_bw_gbs = 0;          ///< HBM/GDDR bandwidth, GB/s
+  int sms = 0;                       ///< streaming multiprocessors (compute units on AMD)
+  double boost_clock_mhz = 0;        ///< boost clock, MHz
+  double l2_mib = 0;                 ///< L2 cache, MiB
+  double tdp_w = 0;                  ///< board power, W
+  double idle_w = 0;                 ///< typical idle power, W
+  int nvlink_gen = 0;                ///< NVLink generation (0 = none; AMD Infinity Fabric noted as 0)
+  double nvlink_gbs = 0;             ///< total NVLink/xGMI bandwidth per GPU, GB/s (both directions summed)
+  bool estimated = false;            ///< figures are estimates (no public datasheet)
 };
 
 /// All catalog entries, in a fixed order.

@@ -93,8 +93,8 @@ def plot(folders):
 def self_test():
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "jobs.csv"), "w") as f:
-            f.write("job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes\n")
-            f.write("a,0,0,100,0,100,1,V100,1\nb,10,100,400,90,390,2,V100,1\n")
+            f.write("job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s\n")
+            f.write("a,0,0,100,0,100,1,V100,1,0,0\nb,10,100,400,90,390,2,V100,1,0,0\n")
         with open(os.path.join(d, "timeseries.csv"), "w") as f:
             f.write("time_s,busy_gpus,running_jobs,queued_jobs,completed_jobs\n")
             f.write("0,1,1,0,0\n10,1,1,1,0\n100,2,1,0,1\n400,0,0,0,2\n")

@@ -90,7 +90,9 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"model", Kind::kString, "model / application column"}}},
       {"scheduler",
        {{"policy", Kind::kString, "scheduling policy (fleetsim policies; default fifo)"},
-        {"placement", Kind::kString, "placement policy (default first-fit)"}}},
+        {"placement", Kind::kString, "placement policy (default first-fit)"},
+        {"options", Kind::kTable, "the scheduling policy's knobs (fleetsim policies lists them)"},
+        {"placement_options", Kind::kTable, "the placement policy's knobs"}}},
       {"execution",
        {{"job_model", Kind::kString, "auto | trace | throughput (default auto)"},
         {"throughputs", Kind::kString, "throughput table for the throughput model"},
@@ -221,6 +223,41 @@ class Loader {
   }
 
   const std::string& file() const { return file_; }
+
+  /// A free-form options table (e.g. scheduler.options) as Options (values kept as text).
+  Options options(const toml::table& parent, const std::string& full) const {
+    const std::string key = full.substr(full.rfind('.') + 1);
+    std::map<std::string, Options::Value> values;
+    const toml::table* t = parent[key].as_table();
+    if (t == nullptr) return Options({}, file_, full);
+    for (const auto& [k, node] : *t) {
+      const std::string name(k.str());
+      const std::string fk = full + "." + name;
+      Options::Value v;
+      v.line = overridden_.count(fk) > 0 ? 0 : static_cast<long>(k.source().begin.line);
+      if (const toml::array* arr = node.as_array()) {
+        std::vector<std::string> parts;
+        for (const auto& e : *arr) parts.push_back(scalar_text(e, fk));
+        v.text = join(parts, ",");
+      } else {
+        v.text = scalar_text(node, fk);
+      }
+      values[name] = v;
+    }
+    return Options(std::move(values), file_, full);
+  }
+
+  std::string scalar_text(const toml::node& n, const std::string& key) const {
+    if (n.is_string()) return std::string(*n.as_string());
+    if (n.is_integer()) return std::to_string(n.as_integer()->get());
+    if (n.is_floating_point()) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", n.as_floating_point()->get());
+      return buf;
+    }
+    if (n.is_boolean()) return n.as_boolean()->get() ? "true" : "false";
+    fail(key, &n, "expected a number, string, boolean or an array of them");
+  }
   bool is_overridden(const std::string& key) const { return overridden_.count(key) > 0; }
 
  private:
@@ -424,6 +461,17 @@ Scenario build(const toml::table& root, const Loader& l) {
   s.execution.throughputs = l.path_value(et, "execution", "throughputs");
   if (s.execution.throughputs.empty()) s.execution.throughputs = w.throughputs;
   s.execution.reference_gpu = l.get<std::string>(et, "execution", "reference_gpu", s.execution.reference_gpu);
+  s.execution.restart_overhead_s =
+      l.get<double>(et, "execution", "restart_overhead_s", s.execution.restart_overhead_s);
+  s.execution.restart_s_per_gb =
+      l.get<double>(et, "execution", "restart_s_per_gb", s.execution.restart_s_per_gb);
+  s.execution.state_gb_per_gpu =
+      l.get<double>(et, "execution", "state_gb_per_gpu", s.execution.state_gb_per_gpu);
+  for (const char* k : {"restart_overhead_s", "restart_s_per_gb", "state_gb_per_gpu"})
+    if (l.get<double>(et, "execution", k, 0) < 0)
+      l.fail(std::string("execution.") + k, et.get(k), "must be >= 0");
+  s.scheduler.options = l.options(st, "scheduler.options");
+  s.scheduler.placement_options = l.options(st, "scheduler.placement_options");
   const toml::table& ot = root["output"].as_table() ? *root["output"].as_table() : empty;
   s.output.dir = l.path_value(ot, "output", "dir");
   if (s.output.dir.empty()) s.output.dir = OutputConfig{}.dir;

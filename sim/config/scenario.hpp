@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/platform/cluster_spec.hpp"
+#include "workloads/options.hpp"
 #include "workloads/trace_reader.hpp"
 
 namespace fleetsim {
@@ -16,6 +17,8 @@ namespace fleetsim {
 struct SchedulerConfig {
   std::string policy = "fifo";          ///< scheduling policy registry name
   std::string placement = "first-fit";  ///< placement policy registry name
+  Options options;                      ///< [scheduler.options]: the policy's knobs
+  Options placement_options;            ///< [scheduler.placement_options]: the placer's knobs
 };
 
 struct ExecutionConfig {
@@ -26,6 +29,9 @@ struct ExecutionConfig {
   std::string
       throughputs;  ///< throughput table for the "throughput" model (defaults to workload.throughputs)
   std::string reference_gpu = "v100";  ///< table GPU type used for GPU types absent from the table
+  double restart_overhead_s = 30;      ///< fixed checkpoint-restore cost of a preempted job's restart, s
+  double restart_s_per_gb = 0;         ///< plus this many seconds per GB of model state
+  double state_gb_per_gpu = 0;         ///< model state per GPU of the job, GB (for restart_s_per_gb)
 };
 
 struct OutputConfig {

@@ -84,6 +84,11 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   parts.placer =
       placers().create(sc.scheduler.placement, PlacerParams{sc.seed}, sc.key_file("scheduler.placement"),
                        sc.key_line("scheduler.placement"), "scheduler.placement");
+  sc.scheduler.options.check_all_used("scheduling policy '" + sc.scheduler.policy + "'");
+  sc.scheduler.placement_options.check_all_used("placement policy '" + sc.scheduler.placement + "'");
+  parts.restart_overhead_s = sc.execution.restart_overhead_s;
+  parts.restart_s_per_gb = sc.execution.restart_s_per_gb;
+  parts.state_gb_per_gpu = sc.execution.state_gb_per_gpu;
   if (sc.execution.job_model != "auto" && !job_models().contains(sc.execution.job_model))
     throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
                      "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");

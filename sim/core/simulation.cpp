@@ -45,11 +45,12 @@ Request make_request(const JobSpec& job, const ClusterState& state, const std::s
 
 namespace {
 
-struct Completion {
+struct Event {
   double time;
   long seq;
-  JobId job;
-  bool operator>(const Completion& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  JobId job;  ///< -1 for a policy wake-up
+  int epoch;  ///< a completion is stale if the job's epoch moved on (preempted, re-timed)
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
 struct RequestKey {
@@ -67,6 +68,20 @@ struct RequestKeyHash {
     h ^= std::hash<double>()(k.mem) + (k.single ? 1 : 0) + (h << 6) + (h >> 2);
     return h;
   }
+};
+
+/// Execution state of one job: work is a fraction in [0, 1] done at rate speed / runtime.
+struct Run {
+  double done = 0;     ///< fraction of the work done
+  double runtime = 0;  ///< s for the whole job at speed 1 on its current placement
+  double speed = 1;
+  double since = 0;          ///< last time `done` was brought up to date
+  double overhead_left = 0;  ///< restart overhead still to pay before progress resumes, s
+  double attained_gpu_s = 0;
+  double executed_s = 0;
+  double preempted_at = -1;
+  int epoch = 0;
+  int running_index = -1;  ///< position in running_ (-1 = not running)
 };
 
 }  // namespace
@@ -107,7 +122,10 @@ class Simulation::Impl final : public Launcher {
 
   // --- Launcher
   bool try_start(JobId id) override {
-    const Request& r = requests_[static_cast<std::size_t>(id)];
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    if (run.running_index >= 0) return true;
+    const Request& r = requests_[i];
     const RequestKey key{r.gpus, r.milli, r.types, r.cpu_milli, r.memory_mib, r.single_node};
     if (failed_.count(key) > 0) return false;
     auto alloc = parts_.placer->place(r, state_);
@@ -115,18 +133,9 @@ class Simulation::Impl final : public Launcher {
       failed_.insert(key);  // stays infeasible until something is released
       return false;
     }
-    JobRecord& rec = records_[static_cast<std::size_t>(id)];
-    const JobSpec& spec = parts_.jobs[static_cast<std::size_t>(id)];
-    PlacementSummary where;
-    where.gpus = r.gpus;
-    where.gpu_milli = r.milli;
-    where.nodes = alloc->nodes;
-    where.leaves = alloc->leaves;
-    for (const auto& s : alloc->slots)
-      if (s.gpu >= 0) {
-        where.gpu_type = state_.type_name(state_.node_type(s.node));
-        break;
-      }
+    JobRecord& rec = records_[i];
+    const JobSpec& spec = parts_.jobs[i];
+    const PlacementSummary where = summarize(r, *alloc);
     std::string why;
     const auto runtime = parts_.job_model->run_time_s(spec, where, why);
     if (!runtime || !std::isfinite(*runtime) || *runtime < 0) {
@@ -134,24 +143,175 @@ class Simulation::Impl final : public Launcher {
       return true;  // leaves the queue
     }
     state_.allocate(*alloc);
-    rec.start_s = now_;
+    const bool restart = rec.start_s >= 0;
+    if (!restart) {
+      rec.start_s = now_;
+      rec.alone_s = *runtime;
+    }
     rec.gpu_type = where.gpu_type;
     rec.nodes = alloc->nodes;
     rec.leaves = alloc->leaves;
     rec.gpus = r.gpus * (r.milli / 1000.0);
-    allocations_[static_cast<std::size_t>(id)] = std::move(*alloc);
-    completions_.push({now_ + *runtime, seq_++, id});
-    ++running_;
+    run.runtime = *runtime;
+    run.speed = 1;
+    run.since = now_;
+    run.overhead_left = 0;
+    if (restart) {
+      ++rec.restarts;
+      rec.preempted_s += now_ - run.preempted_at;
+      run.overhead_left =
+          parts_.restart_overhead_s + parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
+      rec.wasted_gpu_s += run.overhead_left * rec.gpus;
+    }
+    allocations_[i] = std::move(*alloc);
+    run.running_index = static_cast<int>(running_.size());
+    running_.push_back(id);
+    schedule_completion(id);
     for (auto* o : observers_) o->on_job_started(rec);
     return true;
   }
-  const JobSpec& job(JobId id) const override { return parts_.jobs[static_cast<std::size_t>(id)]; }
-  double now() const override { return now_; }
+
+  void preempt(JobId id) override {
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    if (run.running_index < 0) return;
+    advance(id);
+    state_.release(allocations_[i]);
+    allocations_[i] = Allocation{};
+    remove_running(id);
+    run.preempted_at = now_;
+    ++run.epoch;  // its completion event is now stale
+    failed_.clear();
+    for (auto* o : observers_) o->on_job_preempted(records_[i]);
+  }
+
+  void set_speed(JobId id, double speed) override {
+    Run& run = runs_[static_cast<std::size_t>(id)];
+    if (run.running_index < 0 || !(speed > 0) || speed == run.speed) return;
+    advance(id);
+    run.speed = speed;
+    schedule_completion(id);
+  }
+
+  void wake_at(double t) override {
+    if (t > now_ && std::isfinite(t)) events_.push({t, seq_++, -1, 0});
+  }
+
+  const JobSpec& job(JobId id) const override {
+    return parts_.jobs[static_cast<std::size_t>(id)];
+  }
+
+  JobProgress progress(JobId id) const override {
+    const auto i = static_cast<std::size_t>(id);
+    const Run& run = runs_[i];
+    const JobRecord& rec = records_[i];
+    JobProgress p;
+    p.running = run.running_index >= 0;
+    p.first_start_s = rec.start_s;
+    p.restarts = rec.restarts;
+    p.preempted_s = rec.preempted_s;
+    double done = run.done, attained = run.attained_gpu_s, executed = run.executed_s;
+    if (p.running) {
+      const double dt = now_ - run.since;
+      const double work_dt = std::max(0.0, dt - run.overhead_left);
+      done = std::min(1.0, done + work_dt * run.speed / run.runtime);
+      attained += dt * rec.gpus;
+      executed += dt;
+      p.gpus = rec.gpus;
+      p.expected_end_s = end_time(run);
+    } else if (run.preempted_at >= 0) {
+      p.preempted_s += now_ - run.preempted_at;
+    }
+    p.remaining_fraction = run.runtime > 0 || p.running ? 1.0 - done : 1.0;
+    p.attained_gpu_s = attained;
+    p.executed_s = executed;
+    return p;
+  }
+
+  std::optional<double> estimated_runtime(JobId id) const override {
+    const auto i = static_cast<std::size_t>(id);
+    if (estimates_[i] >= 0) return estimates_[i];
+    // Nominal placement: the first allowed GPU type of the cluster, consolidated where one node
+    // can hold the job.
+    const Request& r = requests_[i];
+    PlacementSummary where;
+    where.gpus = r.gpus;
+    where.gpu_milli = r.milli;
+    for (int t = 0; t < state_.type_count(); ++t)
+      if (r.types & (TypeMask{1} << t)) {
+        where.gpu_type = state_.type_name(t);
+        break;
+      }
+    std::string why;
+    const auto v = parts_.job_model->run_time_s(parts_.jobs[i], where, why);
+    if (!v) return std::nullopt;
+    estimates_[i] = *v;
+    return *v;
+  }
+
+  const std::vector<JobId>& running() const override {
+    return running_;
+  }
+  const ClusterState& cluster() const override {
+    return state_;
+  }
+  double now() const override {
+    return now_;
+  }
   bool saturated() const override {
     return !has_cpu_only_ && state_.used_milli() >= static_cast<long long>(state_.total_gpus()) * 1000;
   }
 
  private:
+  PlacementSummary summarize(const Request& r, const Allocation& a) const {
+    PlacementSummary where;
+    where.gpus = r.gpus;
+    where.gpu_milli = r.milli;
+    where.nodes = a.nodes;
+    where.leaves = a.leaves;
+    for (const auto& s : a.slots)
+      if (s.gpu >= 0) {
+        where.gpu_type = state_.type_name(state_.node_type(s.node));
+        break;
+      }
+    return where;
+  }
+
+  static double end_time(const Run& run) {
+    const double left = std::max(0.0, 1.0 - run.done);
+    return run.since + run.overhead_left + (run.runtime > 0 ? left * run.runtime / run.speed : 0.0);
+  }
+
+  /// Bring a running job's progress up to now.
+  void advance(JobId id) {
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    const double dt = now_ - run.since;
+    if (dt <= 0) return;
+    const double overhead = std::min(dt, run.overhead_left);
+    run.overhead_left -= overhead;
+    if (run.runtime > 0) run.done = std::min(1.0, run.done + (dt - overhead) * run.speed / run.runtime);
+    run.attained_gpu_s += dt * records_[i].gpus;
+    run.executed_s += dt;
+    run.since = now_;
+  }
+
+  void schedule_completion(JobId id) {
+    Run& run = runs_[static_cast<std::size_t>(id)];
+    ++run.epoch;
+    events_.push({end_time(run), seq_++, id, run.epoch});
+  }
+
+  void remove_running(JobId id) {
+    Run& run = runs_[static_cast<std::size_t>(id)];
+    const int pos = run.running_index;
+    const JobId last = running_.back();
+    running_[static_cast<std::size_t>(pos)] = last;
+    runs_[static_cast<std::size_t>(last)].running_index = pos;
+    running_.pop_back();
+    run.running_index = -1;
+  }
+
   void skip(const JobSpec& job, const std::string& why) {
     ++result_.skipped;
     for (auto* o : observers_) o->on_job_skipped(job, why);
@@ -162,6 +322,8 @@ class Simulation::Impl final : public Launcher {
     requests_.reserve(n);
     records_.resize(n);
     allocations_.resize(n);
+    runs_.resize(n);
+    estimates_.assign(n, -1.0);
     runnable_.assign(n, 1);
     result_.jobs = static_cast<long>(n);
     for (auto* o : observers_) o->on_start(state_.total_gpus(), result_.jobs);
@@ -186,52 +348,60 @@ class Simulation::Impl final : public Launcher {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     while (true) {
       while (next_arrival_ < n && runnable_[next_arrival_] == 0) ++next_arrival_;
+      // Drop stale completions (preempted or re-timed jobs) at the top of the heap.
+      while (!events_.empty() && events_.top().job >= 0 &&
+             events_.top().epoch != runs_[static_cast<std::size_t>(events_.top().job)].epoch)
+        events_.pop();
       double t = kInf;
       if (next_arrival_ < n) t = parts_.jobs[next_arrival_].submit_s;
-      if (!completions_.empty()) t = std::min(t, completions_.top().time);
+      if (!events_.empty()) t = std::min(t, events_.top().time);
       if (t == kInf) break;
       if (t > now_) simgrid::s4u::this_actor::sleep_until(t);
       now_ = std::max(now_, t);
-      bool released = false;
-      while (!completions_.empty() && completions_.top().time <= now_) {
-        finish(completions_.top().job);
-        completions_.pop();
-        released = true;
+      while (!events_.empty() && events_.top().time <= now_) {
+        const Event e = events_.top();
+        events_.pop();
+        if (e.job >= 0 && e.epoch == runs_[static_cast<std::size_t>(e.job)].epoch) finish(e.job);
       }
-      if (released) failed_.clear();
       while (next_arrival_ < n && parts_.jobs[next_arrival_].submit_s <= now_) {
-        if (runnable_[next_arrival_] != 0)
+        if (runnable_[next_arrival_] != 0) {
           parts_.scheduler->enqueue(static_cast<JobId>(next_arrival_), *this);
+          for (auto* o : observers_) o->on_job_submitted(records_[next_arrival_]);
+        }
         ++next_arrival_;
       }
-      parts_.scheduler->schedule(*this);
+      schedule_once();
       ++result_.events;
       StateSample s;
       s.time_s = now_;
       s.busy_gpus = static_cast<double>(state_.used_milli()) / 1000.0;
-      s.running = running_;
+      s.running = static_cast<long>(running_.size());
       s.queued = static_cast<long>(parts_.scheduler->queued());
       s.completed = result_.completed;
       for (auto* o : observers_) o->on_sample(s);
     }
     // Jobs still queued with nothing running can never start (e.g. CPU/memory spread).
-    const auto left = parts_.scheduler->queued();
-    if (left > 0) {
+    if (parts_.scheduler->queued() > 0) {
       for (std::size_t i = 0; i < n; ++i) {
-        if (runnable_[i] != 0 && records_[i].start_s < 0 && !skipped_late_.count(i)) {
-          skipped_late_.insert(i);
+        if (runnable_[i] != 0 && records_[i].end_s < 0 && runs_[i].running_index < 0)
           skip(parts_.jobs[i], "could not be placed even on the otherwise idle cluster");
-        }
       }
     }
   }
 
+  void schedule_once() {
+    parts_.scheduler->schedule(*this);
+  }
+
   void finish(JobId id) {
-    JobRecord& rec = records_[static_cast<std::size_t>(id)];
+    const auto i = static_cast<std::size_t>(id);
+    advance(id);
+    JobRecord& rec = records_[i];
     rec.end_s = now_;
-    state_.release(allocations_[static_cast<std::size_t>(id)]);
-    allocations_[static_cast<std::size_t>(id)] = Allocation{};
-    --running_;
+    state_.release(allocations_[i]);
+    allocations_[i] = Allocation{};
+    remove_running(id);
+    failed_.clear();
     ++result_.completed;
     parts_.scheduler->finished(id);
     for (auto* o : observers_) o->on_job_finished(rec);
@@ -245,14 +415,15 @@ class Simulation::Impl final : public Launcher {
   std::vector<Request> requests_;
   std::vector<JobRecord> records_;
   std::vector<Allocation> allocations_;
+  std::vector<Run> runs_;
+  mutable std::vector<double> estimates_;
   std::vector<char> runnable_;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  std::vector<JobId> running_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::unordered_set<RequestKey, RequestKeyHash> failed_;
-  std::unordered_set<std::size_t> skipped_late_;
   std::size_t next_arrival_ = 0;
   double now_ = 0;
   long seq_ = 0;
-  long running_ = 0;
   bool has_cpu_only_ = false;
   SimulationResult result_;
 };

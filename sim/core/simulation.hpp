@@ -27,6 +27,9 @@ struct SimulationParts {
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Placer> placer;
   std::unique_ptr<JobModel> job_model;
+  double restart_overhead_s = 30;  ///< checkpoint-restore cost on restart, s
+  double restart_s_per_gb = 0;     ///< plus s per GB of model state
+  double state_gb_per_gpu = 0;     ///< model state per GPU, GB
 };
 
 struct SimulationResult {

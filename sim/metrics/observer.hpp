@@ -17,7 +17,11 @@ struct JobRecord {
   std::string gpu_type;  ///< GPU type it ran on ("" for CPU-only)
   int nodes = 0;
   int leaves = 0;
-  double gpus = 0;  ///< GPUs held (fractional for shared GPUs: gpus * milli / 1000)
+  double gpus = 0;          ///< GPUs held (fractional for shared GPUs: gpus * milli / 1000)
+  int restarts = 0;         ///< restarts after preemption
+  double preempted_s = 0;   ///< time spent preempted
+  double wasted_gpu_s = 0;  ///< GPU-seconds spent on checkpoint-restore overhead
+  double alone_s = -1;      ///< run time alone on its first placement (for fairness), -1 unknown
 };
 
 /// Cluster-wide state after a batch of events at one instant.
@@ -34,7 +38,9 @@ class SimObserver {
   virtual ~SimObserver() = default;
   virtual void on_start(int /*total_gpus*/, long /*jobs*/) {}
   virtual void on_job_skipped(const JobSpec& /*job*/, const std::string& /*reason*/) {}
+  virtual void on_job_submitted(const JobRecord& /*job*/) {}
   virtual void on_job_started(const JobRecord& /*job*/) {}
+  virtual void on_job_preempted(const JobRecord& /*job*/) {}
   virtual void on_job_finished(const JobRecord& /*job*/) {}
   virtual void on_sample(const StateSample& /*sample*/) {}
   virtual void on_end(double /*time_s*/) {}

@@ -17,7 +17,8 @@ class JobTable final : public SimObserver {
  public:
   void on_job_finished(const JobRecord& job) override { finished_.push_back(job); }
   void on_job_skipped(const JobSpec& job, const std::string& reason) override;
-  /// jobs.csv: job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes (trace order).
+  /// jobs.csv: job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s
+  /// (trace order; start_s = first start).
   void write_csv(std::ostream& out);
   /// skipped.csv: job_id,line,reason.
   void write_skipped_csv(std::ostream& out) const;

@@ -8,12 +8,16 @@ namespace fleetsim {
 
 nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts) {
   std::vector<double> jct, wait;
+  double wasted = 0;
+  long restarts = 0;
   double first_submit = std::numeric_limits<double>::infinity(), last_end = 0;
   for (const auto& r : jobs.finished()) {
     jct.push_back(r.end_s - r.submit_s);
     wait.push_back(r.start_s - r.submit_s);
     first_submit = std::min(first_submit, r.submit_s);
     last_end = std::max(last_end, r.end_s);
+    wasted += r.wasted_gpu_s;
+    restarts += r.restarts;
   }
   auto mean = [](const std::vector<double>& v) {
     double s = 0;
@@ -40,6 +44,8 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
   s["p99_wait_s"] = percentile(wait, 99);
   s["makespan_s"] = makespan;
   s["gpu_utilization"] = capacity > 0 ? ts.busy_gpu_seconds() / capacity : 0.0;
+  s["restarts"] = restarts;
+  s["wasted_gpu_s"] = wasted;
   s["total_gpus"] = ts.total_gpus();
   s["peak_queued"] = ts.peak_queued();
   s["events"] = info.events;

@@ -30,12 +30,12 @@ struct NetworkSpec {
 
 struct NodeSpec {
   std::string name;
-  int pool = 0;           ///< index into ClusterSpec::pools
-  std::string gpu;        ///< canonical catalog name ("" if gpus == 0)
+  int pool = 0;     ///< index into ClusterSpec::pools
+  std::string gpu;  ///< canonical catalog name ("" if gpus == 0)
   int gpus = 0;
-  double cpu_milli = 0;   ///< thousandths of a core
+  double cpu_milli = 0;  ///< thousandths of a core
   double memory_mib = 0;
-  int leaf = 0;           ///< leaf switch index (node index / nodes_per_leaf)
+  int leaf = 0;  ///< leaf switch index (node index / nodes_per_leaf)
 };
 
 struct ClusterSpec {
@@ -48,7 +48,8 @@ struct ClusterSpec {
 };
 
 /// Expand pools into nodes and assign leaves. Throws InputError on impossible clusters.
-ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network, const std::string& file = "");
+ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network,
+                         const std::string& file = "");
 /// Read an openb node list (`sn,cpu_milli,memory_mib,gpu,model`); one pool per GPU model, named by its
 /// canonical catalog name (CPU-only nodes: pool "cpu"); pool figures are the pool's largest node.
 ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network);

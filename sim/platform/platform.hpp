@@ -33,7 +33,7 @@ struct NodeHandles {
 
 struct Platform {
   simgrid::s4u::NetZone* root = nullptr;
-  std::vector<NodeHandles> nodes;         ///< same order as ClusterSpec::nodes
+  std::vector<NodeHandles> nodes;                 ///< same order as ClusterSpec::nodes
   std::vector<simgrid::s4u::Link*> leaf_uplinks;  ///< leaf-spine: one per leaf (UP side); fat-tree: empty
 };
 

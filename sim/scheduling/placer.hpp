@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "sim/core/cluster_state.hpp"
+#include "workloads/options.hpp"
 #include "workloads/registry.hpp"
 
 namespace fleetsim {
@@ -20,6 +21,11 @@ class Placer {
 
 struct PlacerParams {
   std::uint64_t seed = 1;
+  const Options* options = nullptr;  ///< [scheduler.placement_options]; may be null
+  const Options& opts() const {
+    static const Options kEmpty;
+    return options != nullptr ? *options : kEmpty;
+  }
 };
 
 using PlacerRegistry = Registry<Placer, const PlacerParams&>;

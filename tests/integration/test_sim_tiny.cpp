@@ -24,10 +24,10 @@ std::map<std::string, Row> read_jobs(const std::filesystem::path& csv) {
   std::istringstream in(test::read_file(csv));
   std::string line;
   std::getline(in, line);
-  REQUIRE(line == "job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes");
+  REQUIRE(line == "job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s");
   while (std::getline(in, line)) {
     auto f = split(line, ',');
-    REQUIRE(f.size() == 9);
+    REQUIRE(f.size() == 11);
     rows[f[0]] = {std::stod(f[1]), std::stod(f[2]), std::stod(f[3]), f[7], std::stoi(f[8])};
   }
   return rows;
