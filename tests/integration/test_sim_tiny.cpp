@@ -6,53 +6,21 @@
 
 #include "sim/config/scenario.hpp"
 #include "sim/core/runner.hpp"
-#include "tests/test_util.hpp"
+#include "tests/sim_harness.hpp"
 #include "workloads/text.hpp"
 
 using namespace fleetsim;
 
 namespace {
 
-struct Row {
-  double submit, start, end;
-  std::string gpu_type;
-  int nodes;
-};
+using Row = test::JobRow;
 
-std::map<std::string, Row> read_jobs(const std::filesystem::path& csv) {
-  std::map<std::string, Row> rows;
-  std::istringstream in(test::read_file(csv));
-  std::string line;
-  std::getline(in, line);
-  REQUIRE(line == "job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s");
-  while (std::getline(in, line)) {
-    auto f = split(line, ',');
-    REQUIRE(f.size() == 11);
-    rows[f[0]] = {std::stod(f[1]), std::stod(f[2]), std::stod(f[3]), f[7], std::stoi(f[8])};
-  }
-  return rows;
-}
-
-/// Scenario text: `pools` TOML for [[cluster.pool]] tables, a CSV trace, policy and placement.
 std::map<std::string, Row> simulate(const std::string& pools, const std::string& trace,
                                     const std::string& policy, const std::string& placement,
-                                    nlohmann::ordered_json* summary = nullptr, int nodes_per_leaf = 2) {
-  const auto dir = test::temp_dir("tiny");
-  test::write_file(dir / "trace.csv", trace);
-  const std::string toml = "seed = 1\n[cluster]\n" + pools +
-                           "[cluster.network]\nnodes_per_leaf = " + std::to_string(nodes_per_leaf) +
-                           "\n[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n"
-                           "[workload.columns]\nid = \"id\"\nsubmit = \"submit\"\nduration = \"duration\"\n"
-                           "gpus = \"gpus\"\n[scheduler]\npolicy = \"" +
-                           policy + "\"\nplacement = \"" + placement + "\"\n[output]\ndir = \"out\"\n";
-  const Scenario sc = parse_scenario(toml, (dir / "tiny.toml").string(), dir.string());
-  RunOptions opt;
-  opt.quiet = true;
-  const auto outcome = run_scenario(sc, opt);
-  if (summary != nullptr) *summary = outcome.summary;
-  auto rows = read_jobs(dir / "out" / "jobs.csv");
-  std::filesystem::remove_all(dir);
-  return rows;
+                                    nlohmann::ordered_json* summary = nullptr) {
+  auto r = test::simulate_tiny(pools, trace, policy, placement);
+  if (summary != nullptr) *summary = r.summary;
+  return r.jobs;
 }
 
 const char* kOneNode4 = "[[cluster.pool]]\nname = \"n\"\nnodes = 1\ngpus_per_node = 4\ngpu = \"V100\"\n";
