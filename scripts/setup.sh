@@ -14,6 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev        # JSON
   doctest-dev               # unit tests
   libbenchmark-dev          # Google Benchmark
+  libglpk-dev               # GLPK (Gavel's max-min fairness LP)
   python3 python3-matplotlib python3-pandas  # plots
 )
 

@@ -97,7 +97,11 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
        {{"job_model", Kind::kString, "auto | trace | throughput (default auto)"},
         {"throughputs", Kind::kString, "throughput table for the throughput model"},
         {"reference_gpu", Kind::kString,
-         "table GPU type scaled by spec for GPUs not in the table (default v100)"}}},
+         "table GPU type scaled by spec for GPUs not in the table (default v100)"},
+        {"restart_overhead_s", Kind::kFloat,
+         "fixed checkpoint-restore cost of a preempted job's restart, s (default 30)"},
+        {"restart_s_per_gb", Kind::kFloat, "plus this many seconds per GB of model state (default 0)"},
+        {"state_gb_per_gpu", Kind::kFloat, "model state per GPU of the job, GB (default 0)"}}},
       {"output",
        {{"dir", Kind::kString, "output folder (default results)"},
         {"timeseries", Kind::kBool, "write timeseries.csv (default true)"}}},
@@ -325,7 +329,9 @@ void apply_override(toml::table& root, const std::string& assignment, std::set<s
       }
       cur = arr->get(static_cast<std::size_t>(idx));
     } else {
-      throw InputError("--set", 0, key, "'" + canonical + "' is a value, not a table");
+      // Name the value being descended into, not the segment below it.
+      throw InputError("--set", 0, key,
+                       "'" + canonical.substr(0, canonical.rfind('.')) + "' is a value, not a table");
     }
   }
   overridden.insert(key);

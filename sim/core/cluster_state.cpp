@@ -1,6 +1,7 @@
 #include "sim/core/cluster_state.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "workloads/input_error.hpp"
@@ -181,6 +182,37 @@ bool ClusterState::ever_fits(const Request& r, std::string& why) const {
     why = "needs " + std::to_string(r.gpus) + " GPUs; the cluster has " + std::to_string(total) +
           " of allowed types";
     return false;
+  }
+  // A spread job's CPU and memory are split over its nodes in proportion to GPUs (as usable_whole
+  // counts them), so a node hosts only as many of its GPUs as its CPU and memory allow.
+  if (r.cpu_milli > 0 || r.memory_mib > 0) {
+    const double cpu_per = r.cpu_milli / r.gpus, mem_per = r.memory_mib / r.gpus;
+    auto hostable = [&](int gpus, double cpu, double mem) {
+      double g = gpus;
+      if (cpu_per > 0) g = std::min(g, std::floor((cpu + kEps) / cpu_per));
+      if (mem_per > 0) g = std::min(g, std::floor((mem + kEps) / mem_per));
+      return static_cast<long long>(std::max(g, 0.0));
+    };
+    bool limited = false;  // only then is the O(nodes) count needed
+    for (const auto& sh : shapes_)
+      if (sh.type >= 0 && (r.types & (TypeMask{1} << sh.type)) != 0 &&
+          hostable(sh.gpus, sh.cpu, sh.mem) < sh.gpus)
+        limited = true;
+    if (limited) {
+      long long can = 0;
+      for (std::size_t i = 0; i < nodes_.size() && can < r.gpus; ++i) {
+        const int t = nodes_[i].type;
+        if (t < 0 || (r.types & (TypeMask{1} << t)) == 0) continue;
+        const NodeSpec& ns = spec_.nodes[i];
+        can += hostable(ns.gpus, ns.cpu_milli, ns.memory_mib);
+      }
+      if (can < r.gpus) {
+        why = "needs " + std::to_string(r.gpus) +
+              " GPUs with their share of CPU and memory; the empty cluster can host " + std::to_string(can) +
+              " (CPU or memory per GPU is short)";
+        return false;
+      }
+    }
   }
   return true;
 }

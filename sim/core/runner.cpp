@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "sim/core/simulation.hpp"
+#include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
 #include "workloads/input_error.hpp"
@@ -78,12 +79,12 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   // Resolve every name before the (possibly long) trace read, so typos fail fast.
   SimulationParts parts;
-  parts.scheduler =
-      schedulers().create(sc.scheduler.policy, SchedulerParams{sc.seed}, sc.key_file("scheduler.policy"),
-                          sc.key_line("scheduler.policy"), "scheduler.policy");
-  parts.placer =
-      placers().create(sc.scheduler.placement, PlacerParams{sc.seed}, sc.key_file("scheduler.placement"),
-                       sc.key_line("scheduler.placement"), "scheduler.placement");
+  parts.scheduler = schedulers().create(sc.scheduler.policy, SchedulerParams{sc.seed, &sc.scheduler.options},
+                                        sc.key_file("scheduler.policy"), sc.key_line("scheduler.policy"),
+                                        "scheduler.policy");
+  parts.placer = placers().create(
+      sc.scheduler.placement, PlacerParams{sc.seed, &sc.scheduler.placement_options},
+      sc.key_file("scheduler.placement"), sc.key_line("scheduler.placement"), "scheduler.placement");
   sc.scheduler.options.check_all_used("scheduling policy '" + sc.scheduler.policy + "'");
   sc.scheduler.placement_options.check_all_used("placement policy '" + sc.scheduler.placement + "'");
   parts.restart_overhead_s = sc.execution.restart_overhead_s;
@@ -107,10 +108,12 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   Staging staging(sc.output.dir);
   JobTable table;
   TimeSeries series(sc.output.timeseries);
+  FairnessObserver fairness;
   Progress progress(stderr);
   Simulation sim(std::move(parts));
   sim.add_observer(table);
   sim.add_observer(series);
+  sim.add_observer(fairness);
   if (!options.quiet && options.progress) sim.add_observer(progress);
   const SimulationResult res = sim.run();
 
@@ -136,7 +139,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   RunOutcome out;
-  out.summary = make_summary(info, table, series);
+  out.summary = make_summary(info, table, series, &fairness);
   {
     auto f = staging.open("summary.json");
     f << out.summary.dump(2) << '\n';

@@ -122,53 +122,17 @@ class Simulation::Impl final : public Launcher {
 
   // --- Launcher
   bool try_start(JobId id) override {
-    const auto i = static_cast<std::size_t>(id);
-    Run& run = runs_[i];
-    if (run.running_index >= 0) return true;
-    const Request& r = requests_[i];
-    const RequestKey key{r.gpus, r.milli, r.types, r.cpu_milli, r.memory_mib, r.single_node};
-    if (failed_.count(key) > 0) return false;
-    auto alloc = parts_.placer->place(r, state_);
-    if (!alloc) {
-      failed_.insert(key);  // stays infeasible until something is released
-      return false;
-    }
-    JobRecord& rec = records_[i];
-    const JobSpec& spec = parts_.jobs[i];
-    const PlacementSummary where = summarize(r, *alloc);
-    std::string why;
-    const auto runtime = parts_.job_model->run_time_s(spec, where, why);
-    if (!runtime || !std::isfinite(*runtime) || *runtime < 0) {
-      skip(spec, why.empty() ? "job model gave no run time" : why);
-      return true;  // leaves the queue
-    }
-    state_.allocate(*alloc);
-    const bool restart = rec.start_s >= 0;
-    if (!restart) {
-      rec.start_s = now_;
-      rec.alone_s = *runtime;
-    }
-    rec.gpu_type = where.gpu_type;
-    rec.nodes = alloc->nodes;
-    rec.leaves = alloc->leaves;
-    rec.gpus = r.gpus * (r.milli / 1000.0);
-    run.runtime = *runtime;
-    run.speed = 1;
-    run.since = now_;
-    run.overhead_left = 0;
-    if (restart) {
-      ++rec.restarts;
-      rec.preempted_s += now_ - run.preempted_at;
-      run.overhead_left =
-          parts_.restart_overhead_s + parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
-      rec.wasted_gpu_s += run.overhead_left * rec.gpus;
-    }
-    allocations_[i] = std::move(*alloc);
-    run.running_index = static_cast<int>(running_.size());
-    running_.push_back(id);
-    schedule_completion(id);
-    for (auto* o : observers_) o->on_job_started(rec);
-    return true;
+    return start_with(id, requests_[static_cast<std::size_t>(id)]);
+  }
+
+  bool try_start_on(JobId id, int gpu_type) override {
+    const Request& full = requests_[static_cast<std::size_t>(id)];
+    if (full.gpus == 0) return try_start(id);
+    if (gpu_type < 0 || gpu_type >= state_.type_count()) return false;
+    Request r = full;  // same request, type mask narrowed: its own key in the failed-placement cache
+    r.types &= TypeMask{1} << gpu_type;
+    if (r.types == 0) return false;
+    return start_with(id, r);
   }
 
   void preempt(JobId id) override {
@@ -263,6 +227,56 @@ class Simulation::Impl final : public Launcher {
   }
 
  private:
+  /// Place and start job `id` with request `r` (its own, or narrowed to one GPU type).
+  bool start_with(JobId id, const Request& r) {
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    if (run.running_index >= 0) return true;
+    const RequestKey key{r.gpus, r.milli, r.types, r.cpu_milli, r.memory_mib, r.single_node};
+    if (failed_.count(key) > 0) return false;
+    auto alloc = parts_.placer->place(r, state_);
+    if (!alloc) {
+      failed_.insert(key);  // stays infeasible until something is released
+      return false;
+    }
+    JobRecord& rec = records_[i];
+    const JobSpec& spec = parts_.jobs[i];
+    const PlacementSummary where = summarize(r, *alloc);
+    std::string why;
+    const auto runtime = parts_.job_model->run_time_s(spec, where, why);
+    if (!runtime || !std::isfinite(*runtime) || *runtime < 0) {
+      skip(spec, why.empty() ? "job model gave no run time" : why);
+      return true;  // leaves the queue
+    }
+    state_.allocate(*alloc);
+    const bool restart = rec.start_s >= 0;
+    if (!restart) {
+      rec.start_s = now_;
+      rec.alone_s = *runtime;
+    }
+    rec.gpu_type = where.gpu_type;
+    rec.nodes = alloc->nodes;
+    rec.leaves = alloc->leaves;
+    rec.gpus = r.gpus * (r.milli / 1000.0);
+    run.runtime = *runtime;
+    run.speed = 1;
+    run.since = now_;
+    run.overhead_left = 0;
+    if (restart) {
+      ++rec.restarts;
+      rec.preempted_s += now_ - run.preempted_at;
+      run.overhead_left =
+          parts_.restart_overhead_s + parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
+      rec.wasted_gpu_s += run.overhead_left * rec.gpus;
+    }
+    allocations_[i] = std::move(*alloc);
+    run.running_index = static_cast<int>(running_.size());
+    running_.push_back(id);
+    schedule_completion(id);
+    for (auto* o : observers_) o->on_job_started(rec);
+    return true;
+  }
+
   PlacementSummary summarize(const Request& r, const Allocation& a) const {
     PlacementSummary where;
     where.gpus = r.gpus;
@@ -341,6 +355,7 @@ class Simulation::Impl final : public Launcher {
         skip(j, why);
       }
     }
+    parts_.placer->observe_workload(requests_);
   }
 
   void control_loop() {

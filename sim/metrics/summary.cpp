@@ -6,7 +6,8 @@
 
 namespace fleetsim {
 
-nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts) {
+nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
+                                    const FairnessObserver* fairness) {
   std::vector<double> jct, wait;
   double wasted = 0;
   long restarts = 0;
@@ -46,6 +47,11 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
   s["gpu_utilization"] = capacity > 0 ? ts.busy_gpu_seconds() / capacity : 0.0;
   s["restarts"] = restarts;
   s["wasted_gpu_s"] = wasted;
+  if (fairness != nullptr) {
+    s["rho_mean"] = fairness->mean();
+    s["rho_max"] = fairness->max();
+    s["rho_share_above_1"] = fairness->share_above_1();
+  }
   s["total_gpus"] = ts.total_gpus();
   s["peak_queued"] = ts.peak_queued();
   s["events"] = info.events;
@@ -71,6 +77,13 @@ std::string format_summary(const nlohmann::ordered_json& s) {
                 h(s["makespan_s"].get<double>()), 100.0 * s["gpu_utilization"].get<double>(),
                 s["total_gpus"].get<int>(), s["wall_s"].get<double>(), s["events"].get<long>());
   std::string out(buf);
+  if (s.contains("rho_mean")) {
+    std::snprintf(buf, sizeof buf,
+                  "  fairness rho  mean %10.3f     max %10.3f     > 1 for %5.1f %% of jobs\n",
+                  s["rho_mean"].get<double>(), s["rho_max"].get<double>(),
+                  100.0 * s["rho_share_above_1"].get<double>());
+    out += buf;
+  }
   for (const auto& [reason, count] : s["skipped_reasons"].items())
     out += "  skipped: " + std::to_string(count.get<long>()) + " x " + reason + "\n";
   return out;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 
 namespace fleetsim {
@@ -20,10 +21,12 @@ struct RunInfo {
 
 /// Keys: jobs, completed, skipped, skipped_reasons, mean_jct_s, p50_jct_s, p99_jct_s, mean_wait_s,
 /// p50_wait_s, p99_wait_s, makespan_s, gpu_utilization (allocated GPU-time / (GPUs x makespan)),
-/// total_gpus, peak_queued, events, wall_s, scenario, policy, placement, job_model, seed.
-nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts);
+/// total_gpus, peak_queued, events, wall_s, scenario, policy, placement, job_model, seed; with a
+/// FairnessObserver also rho_mean, rho_max, rho_share_above_1 (finish-time fairness, fairness.hpp).
+nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
+                                    const FairnessObserver* fairness = nullptr);
 
-/// The short human table printed on stdout.
+/// The short human table printed on stdout (a fairness line when the summary has rho figures).
 std::string format_summary(const nlohmann::ordered_json& s);
 
 }  // namespace fleetsim

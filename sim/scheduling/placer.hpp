@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "sim/core/cluster_state.hpp"
 #include "workloads/options.hpp"
@@ -17,6 +18,9 @@ class Placer {
   virtual ~Placer() = default;
   /// An allocation satisfying `r` (all GPUs, types, CPU/memory), or nullopt if none now.
   virtual std::optional<Allocation> place(const Request& r, const ClusterState& state) = 0;
+  /// Called once before any placement with every request of the workload (trace order), for
+  /// policies that optimise against the workload's request distribution (e.g. fgd).
+  virtual void observe_workload(const std::vector<Request>& /*requests*/) {}
 };
 
 struct PlacerParams {

@@ -41,6 +41,10 @@ class Launcher {
   /// the job left the queue: it started, or it was dropped because no run time could be modelled
   /// (counted as skipped). false: it does not fit now.
   virtual bool try_start(JobId id) = 0;
+  /// Like try_start, but placement may only use GPUs of cluster type `gpu_type` (an index of
+  /// cluster().type_name(); intersected with the job's own allowed types). false if the job is not
+  /// allowed there or does not fit there now. CPU-only jobs ignore the type.
+  virtual bool try_start_on(JobId id, int gpu_type) = 0;
   /// Stop a running job now, releasing its resources and keeping its progress (checkpoint); it
   /// pays the checkpoint-restore cost when restarted. The policy keeps it in its own queue.
   virtual void preempt(JobId id) = 0;

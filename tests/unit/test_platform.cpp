@@ -9,7 +9,6 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -417,34 +416,26 @@ TEST_CASE("platform: a 1 GB transfer across the spine takes bytes / bottleneck +
   CHECK(e.get_clock() == doctest::Approx(0.0400045).epsilon(1e-9));
 }
 
-TEST_CASE("platform: a 10,000-GPU cluster builds quickly") {
+TEST_CASE("platform: a 10,000-GPU leaf-spine cluster builds with the expected shape") {
   EngineArgs args;
   sg4::Engine e(&args.argc, args.argv());
   NetworkSpec net;  // leaf-spine, 16 nodes per leaf
   const ClusterSpec c = expand_pools({pool("n", 1250, 8, "H100")}, net);
-  const auto t0 = std::chrono::steady_clock::now();
   const Platform p = build_platform(c);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  MESSAGE("leaf-spine, 1,250 nodes x 8 GPUs: built in " << s << " s");
   CHECK(e.get_host_count() == 1250 * 9);
   CHECK(p.leaf_uplinks.size() == 79);
-  CHECK(s < 5.0);  // ~0.5 s on a 2-core CI machine; generous for sanitizer builds
   const Route r = route(p.nodes.front().gpus.front(), p.nodes.back().gpus.back());
   CHECK(r.links.size() == 6);
 }
 
-TEST_CASE("platform: a 10,000-GPU fat-tree builds quickly") {
+TEST_CASE("platform: a 10,000-GPU fat-tree builds with the expected shape") {
   EngineArgs args;
   sg4::Engine e(&args.argc, args.argv());
   NetworkSpec net;
   net.topology = Topology::kFatTree;
   const ClusterSpec c = expand_pools({pool("n", 1250, 8, "H100")}, net);
-  const auto t0 = std::chrono::steady_clock::now();
   const Platform p = build_platform(c);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  MESSAGE("fat-tree, 1,250 nodes x 8 GPUs: built in " << s << " s");
   CHECK(e.get_host_count() == 1250 * 9);
-  CHECK(s < 5.0);
   const Route r = route(p.nodes.front().gpus.front(), p.nodes.back().gpus.back());
   CHECK(r.links.size() == 6);
 }

@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "tests/unit/test_workloads_util.hpp"
@@ -86,24 +85,15 @@ TEST_CASE("synthetic: arrival rate, GPU mix and durations follow the parameters 
   CHECK(d.front() == c.synthetic.duration_min_s);  // sigma 1.8: the clamp is reached
 }
 
-TEST_CASE("synthetic: one million jobs quickly") {
-  using clock = std::chrono::steady_clock;
-  auto seconds_since = [](clock::time_point t) {
-    return std::chrono::duration<double>(clock::now() - t).count();
-  };
-  // Baseline: only constructing 1M JobSpecs (~200 MB); on some virtual machines touching fresh memory
-  // alone takes most of a second, which is not the generator's cost.
-  auto t0 = clock::now();
-  { std::vector<JobSpec> touch(1000000); }
-  const double baseline = seconds_since(t0);
-  t0 = clock::now();
+TEST_CASE("synthetic: one million jobs, ids unique and submit times sorted") {
+  // Speed is measured by tests/bench (bench_core), not asserted here.
   const auto jobs = read_trace(synthetic(1000000, 3));
-  const double s = seconds_since(t0);
-  CHECK(jobs.size() == 1000000);
-  MESSAGE("1,000,000 synthetic jobs in " << s << " s (constructing 1M empty JobSpecs: " << baseline << " s)");
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-  CHECK(s - baseline < 0.5);
-#endif
+  REQUIRE(jobs.size() == 1000000);
+  CHECK(jobs.front().id == "job-0");
+  CHECK(jobs.back().id == "job-999999");
+  bool sorted = true;
+  for (std::size_t i = 1; i < jobs.size(); ++i) sorted = sorted && jobs[i - 1].submit_s <= jobs[i].submit_s;
+  CHECK(sorted);
 }
 
 TEST_CASE("throughput table: lookups") {

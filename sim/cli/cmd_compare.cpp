@@ -1,0 +1,355 @@
+// fleetsim compare SCENARIO --policies a,b,c [--placements x,y] [--set KEY=VALUE ...] [--out DIR]
+//                  [--jobs N] [--no-plot] [--quiet]
+// Runs every policy x placement combination on the same scenario (trace, cluster, job model, seed),
+// each in its own child process (SimGrid runs one engine per process): this executable again, as
+//   fleetsim run SCENARIO --quiet --out DIR/<policy>__<placement> [user --set ...]
+//                --set scheduler.policy=<policy> --set scheduler.placement=<placement>
+// at most N at a time (default: all cores). Names are checked against the registries before anything
+// runs. Then DIR/comparison.csv (one row per combination: policy, placement, then every scalar key of
+// summary.json in its order; nested objects such as skipped_reasons are left out), a table on stdout,
+// and scripts/plot_compare.py DIR for comparison.png and jct_cdf.png (a failed plot is a warning).
+// A failed run stops the others; its output is printed and compare exits with its code (2 bad input,
+// 1 otherwise), writing no comparison.csv. DIR defaults to <output.dir>/compare.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "sim/cli/command.hpp"
+#include "sim/config/scenario.hpp"
+#include "sim/scheduling/placer.hpp"
+#include "sim/scheduling/scheduler.hpp"
+#include "workloads/input_error.hpp"
+#include "workloads/text.hpp"
+
+extern char** environ;
+
+namespace fleetsim::cli {
+namespace {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct CompareArgs {
+  std::string scenario, out;
+  std::vector<std::string> policies, placements, sets;
+  int jobs = 0;
+  bool no_plot = false, quiet = false;
+};
+
+struct Combo {
+  std::string policy, placement;
+  std::string dir_name() const { return policy + "__" + placement; }
+};
+
+/// Comma-separated (or repeated) names, trimmed, duplicates dropped, each checked against `registry`.
+template <typename R>
+std::vector<std::string> check_names(const std::vector<std::string>& given, const R& registry,
+                                     const std::string& option) {
+  std::vector<std::string> names;
+  for (const auto& g : given)
+    for (const auto& part : split(g, ',')) {
+      const std::string name(trim(part));
+      if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
+      if (!registry.contains(name)) throw InputError("", 0, option, registry.unknown_message(name));
+      names.push_back(name);
+    }
+  return names;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/proc/self/exe") : exe.string();
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+/// Starts `argv` with stdout and stderr going to `log`; returns the child's pid (or -1 with errno).
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool use_path = false) {
+  std::vector<char*> args;
+  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!log.empty()) {
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  pid_t pid = -1;
+  const int rc = use_path ? posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ)
+                          : posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) errno = rc;
+  return rc == 0 ? pid : -1;
+}
+
+std::string csv_cell(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return "";
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+/// scripts/plot_compare.py above this executable's folder (build/fleetsim -> scripts/), or
+/// $FLEETSIM_PLOT_COMPARE.
+fs::path find_plot_script() {
+  if (const char* env = std::getenv("FLEETSIM_PLOT_COMPARE"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  for (fs::path dir = fs::path(self_exe()).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    const fs::path candidate = dir / "scripts" / "plot_compare.py";
+    if (fs::exists(candidate, ec)) return candidate;
+    if (dir == dir.root_path()) break;
+  }
+  return {};
+}
+
+void plot(const fs::path& dir, bool quiet) {
+  const fs::path script = find_plot_script();
+  if (script.empty()) {
+    std::fprintf(stderr, "fleetsim: warning: scripts/plot_compare.py not found; no plots\n");
+    return;
+  }
+  // Debian's interpreter (where setup.sh installs matplotlib) before whatever python3 PATH finds.
+  std::error_code exists_ec;
+  const bool system_python = fs::exists("/usr/bin/python3", exists_ec);
+  const pid_t pid = spawn({system_python ? "/usr/bin/python3" : "python3", script.string(), dir.string()},
+                          dir / ".plot.log", !system_python);
+  int status = 0;
+  const bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::error_code ec;
+  if (!ok) {
+    std::string log = read_text(dir / ".plot.log");
+    if (log.size() > 2000) log = "..." + log.substr(log.size() - 2000);
+    std::fprintf(stderr, "fleetsim: warning: plotting failed (%s); comparison.csv is complete\n%s",
+                 script.c_str(), log.c_str());
+  } else if (!quiet) {
+    std::printf("  plots         %s, %s\n", (dir / "comparison.png").c_str(), (dir / "jct_cdf.png").c_str());
+  }
+  fs::remove(dir / ".plot.log", ec);
+}
+
+double num(const nlohmann::ordered_json& s, const char* key) {
+  const auto it = s.find(key);
+  return it != s.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+void print_table(const std::vector<Combo>& combos, const std::vector<nlohmann::ordered_json>& sums) {
+  std::size_t wp = 6, wl = 9;
+  for (const auto& c : combos) {
+    wp = std::max(wp, c.policy.size());
+    wl = std::max(wl, c.placement.size());
+  }
+  const int ip = static_cast<int>(wp), il = static_cast<int>(wl);
+  std::printf("  %-*s  %-*s %11s %10s %10s %12s %11s %7s %9s\n", ip, "policy", il, "placement", "mean JCT h",
+              "p50 JCT h", "p99 JCT h", "mean wait h", "makespan h", "util %", "restarts");
+  for (std::size_t i = 0; i < combos.size(); ++i) {
+    const auto& s = sums[i];
+    std::printf("  %-*s  %-*s %11.2f %10.2f %10.2f %12.2f %11.2f %7.1f %9.0f\n", ip, combos[i].policy.c_str(),
+                il, combos[i].placement.c_str(), num(s, "mean_jct_s") / 3600, num(s, "p50_jct_s") / 3600,
+                num(s, "p99_jct_s") / 3600, num(s, "mean_wait_s") / 3600, num(s, "makespan_s") / 3600,
+                100 * num(s, "gpu_utilization"), num(s, "restarts"));
+  }
+}
+
+void write_comparison(const fs::path& dir, const std::vector<Combo>& combos,
+                      const std::vector<nlohmann::ordered_json>& sums) {
+  std::vector<std::string> keys;  // scalar keys in summary order (union, first seen first)
+  for (const auto& s : sums)
+    for (const auto& [k, v] : s.items())
+      if (!v.is_structured() && k != "policy" && k != "placement" &&
+          std::find(keys.begin(), keys.end(), k) == keys.end())
+        keys.push_back(k);
+  const fs::path tmp = dir / ".comparison.csv.tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw InputError((dir / "comparison.csv").string(), 0, "--out", "cannot write file");
+    f << "policy,placement";
+    for (const auto& k : keys) f << ',' << csv_cell(k);
+    f << '\n';
+    for (std::size_t i = 0; i < combos.size(); ++i) {
+      f << csv_cell(combos[i].policy) << ',' << csv_cell(combos[i].placement);
+      for (const auto& k : keys) {
+        const auto it = sums[i].find(k);
+        f << ',' << (it == sums[i].end() ? std::string() : csv_cell(*it));
+      }
+      f << '\n';
+    }
+    if (!f) throw InputError((dir / "comparison.csv").string(), 0, "--out", "write failed");
+  }
+  fs::rename(tmp, dir / "comparison.csv");
+}
+
+int run(const CompareArgs& a) {
+  const auto t0 = Clock::now();
+  const std::vector<std::string> policies = check_names(a.policies, schedulers(), "--policies");
+  std::vector<std::string> placements = check_names(a.placements, placers(), "--placements");
+  if (policies.empty()) {
+    std::vector<std::string> valid;
+    for (const auto& e : schedulers().entries()) valid.push_back(e.name);
+    throw InputError("", 0, "--policies", "name at least one scheduling policy; valid: " + join(valid, ", "));
+  }
+  for (const auto& s : a.sets) {
+    const std::string key(trim(s.substr(0, s.find('='))));
+    if (key == "scheduler.policy" || key == "scheduler.placement")
+      throw InputError("", 0, "--set", "'" + key + "' is set by compare: use --policies / --placements");
+  }
+  if (a.jobs < 0) throw InputError("", 0, "--jobs", "must be >= 0, got " + std::to_string(a.jobs));
+  // Validate the scenario (and the overrides) once here, so a typo fails before any child starts.
+  const Scenario sc = load_scenario(a.scenario, a.sets);
+  if (placements.empty()) placements.push_back(sc.scheduler.placement);
+
+  std::vector<Combo> combos;
+  for (const auto& p : policies)
+    for (const auto& q : placements) combos.push_back({p, q});
+
+  const fs::path dir = a.out.empty() ? fs::path(sc.output.dir) / "compare" : fs::path(a.out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(dir.string(), 0, "--out", "cannot create output folder: " + ec.message());
+  for (const char* stale : {"comparison.csv", "comparison.png", "jct_cdf.png"}) fs::remove(dir / stale, ec);
+  const fs::path logs = dir / (".compare-logs-" + std::to_string(::getpid()));
+  fs::remove_all(logs, ec);
+  fs::create_directories(logs, ec);
+  if (ec) throw InputError(dir.string(), 0, "--out", "cannot write in output folder: " + ec.message());
+  struct RemoveLogs {
+    fs::path p;
+    ~RemoveLogs() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } remove_logs{logs};
+
+  const std::string exe = self_exe();
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t parallel =
+      std::min<std::size_t>(combos.size(), a.jobs > 0 ? static_cast<unsigned>(a.jobs) : hw);
+  if (!a.quiet)
+    std::fprintf(stderr, "fleetsim compare: %zu runs (%zu policies x %zu placements), %zu at a time\n",
+                 combos.size(), policies.size(), placements.size(), parallel);
+
+  std::map<pid_t, std::size_t> running;
+  std::vector<Clock::time_point> started(combos.size());
+  std::size_t next = 0, done = 0;
+  int fail_code = 0;
+  std::string fail_report;
+  auto stop_all = [&] {
+    for (const auto& [pid, i] : running) ::kill(pid, SIGTERM);
+  };
+  while ((next < combos.size() && fail_code == 0) || !running.empty()) {
+    while (fail_code == 0 && next < combos.size() && running.size() < parallel) {
+      const Combo& c = combos[next];
+      std::vector<std::string> argv = {exe,       "run",   a.scenario,
+                                       "--quiet", "--out", (dir / c.dir_name()).string()};
+      for (const auto& s : a.sets) argv.insert(argv.end(), {"--set", s});
+      argv.insert(argv.end(),
+                  {"--set", "scheduler.policy=" + c.policy, "--set", "scheduler.placement=" + c.placement});
+      const pid_t pid = spawn(argv, logs / (c.dir_name() + ".log"));
+      if (pid < 0) {
+        stop_all();
+        fail_code = 1;
+        fail_report = "cannot start " + exe + ": " + std::string(std::strerror(errno));
+        break;
+      }
+      started[next] = Clock::now();
+      running[pid] = next++;
+    }
+    if (running.empty()) break;
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const std::size_t i = it->second;
+    running.erase(it);
+    const Combo& c = combos[i];
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok)  // a run stopped by a signal (ours, after another failed) leaves its staging folder
+      fs::remove_all(dir / c.dir_name() / (".staging-" + std::to_string(pid)), ec);
+    if (ok) {
+      ++done;
+      if (!a.quiet)
+        std::fprintf(stderr, "  [%zu/%zu] %s / %s  %.1f s\n", done, combos.size(), c.policy.c_str(),
+                     c.placement.c_str(), std::chrono::duration<double>(Clock::now() - started[i]).count());
+    } else if (fail_code == 0) {  // the first failure is reported; the others were stopped by us
+      fail_code = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1;
+      const std::string how = WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
+                                                : "signal " + std::to_string(WTERMSIG(status));
+      fail_report = "run " + c.policy + " / " + c.placement + " failed (" + how + "):\n" +
+                    read_text(logs / (c.dir_name() + ".log"));
+      stop_all();
+    }
+  }
+  if (fail_code != 0) {
+    std::fprintf(stderr, "fleetsim: compare: %s", fail_report.c_str());
+    if (fail_report.empty() || fail_report.back() != '\n') std::fputc('\n', stderr);
+    std::fprintf(stderr, "fleetsim: compare: no comparison.csv written\n");
+    return fail_code;
+  }
+
+  std::vector<nlohmann::ordered_json> sums;
+  for (const auto& c : combos) {
+    const fs::path p = dir / c.dir_name() / "summary.json";
+    try {
+      sums.push_back(nlohmann::ordered_json::parse(read_text(p)));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(p.string() + ": cannot read the run's summary: " + e.what());
+    }
+  }
+  write_comparison(dir, combos, sums);
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!a.quiet) {
+    std::printf("fleetsim compare: %s (%zu runs in %.1f s wall)\n", a.scenario.c_str(), combos.size(), wall);
+    print_table(combos, sums);
+    std::printf("  outputs in    %s/ (comparison.csv, <policy>__<placement>/)\n", dir.c_str());
+  }
+  if (!a.no_plot) plot(dir, a.quiet);
+  return 0;
+}
+
+Runner setup(CLI::App& sub) {
+  auto a = std::make_shared<CompareArgs>();
+  sub.add_option("scenario", a->scenario, "scenario TOML file")->required();
+  sub.add_option("--policies", a->policies, "comma-separated scheduling policies, e.g. fifo,fifo-skip")
+      ->required()
+      ->delimiter(',');
+  sub.add_option("--placements", a->placements,
+                 "comma-separated placement policies (default: the scenario's scheduler.placement)")
+      ->delimiter(',');
+  sub.add_option("--set", a->sets, "override a scenario key for every run: KEY=VALUE (repeatable)");
+  sub.add_option("--out", a->out, "output folder (default: <output.dir>/compare)");
+  sub.add_option("--jobs,-j", a->jobs, "runs at a time (default: all cores)");
+  sub.add_flag("--no-plot", a->no_plot, "do not run scripts/plot_compare.py");
+  sub.add_flag("--quiet,-q", a->quiet, "no progress and no table (errors still go to stderr)");
+  return [a] { return run(*a); };
+}
+
+const CommandRegistrar kRegistrar{"compare", "run several policies x placements on one scenario and compare",
+                                  setup};
+
+}  // namespace
+}  // namespace fleetsim::cli

@@ -1,0 +1,217 @@
+// fleetsim inflate SCENARIO --placements a,b,c [--seeds N] [--max-load X] [--out DIR]
+//                 [--set KEY=VALUE ...] [--jobs N] [--no-plot] [--quiet]
+// The FGD paper's workload inflation experiment (sim/core/inflation.hpp) for several placement
+// policies and seeds in one process: seeds are scenario seed + 0 .. N-1; each run draws pods with
+// std::mt19937_64(seed) and gives the placement policy a seed derived from it (splitmix64), so
+// the random policy's draws are independent of the pod draws. The scenario's
+// [scheduler.placement_options] go to every listed policy (each key must be read by one of them).
+// Writes DIR/inflation.csv and DIR/inflation_summary.csv (DIR: --out, else output.dir), then runs
+// scripts/plot_inflation.py with /usr/bin/python3, if both are there, for DIR/inflation.png; a
+// failed plot is a warning. Runs are spread over --jobs threads (default: all cores); the results
+// do not depend on it.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "sim/cli/command.hpp"
+#include "sim/config/scenario.hpp"
+#include "sim/core/inflation.hpp"
+#include "sim/core/runner.hpp"
+#include "sim/core/simulation.hpp"
+#include "workloads/input_error.hpp"
+#include "workloads/text.hpp"
+
+namespace fleetsim::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct InflateArgs {
+  std::string scenario, placements, out;
+  std::vector<std::string> sets;
+  int seeds = 10;
+  double max_load = 1.3;
+  int jobs = 0;
+  bool no_plot = false, quiet = false;
+};
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// scripts/plot_inflation.py next to the build folder of this executable (or $FLEETSIM_PLOT_INFLATION).
+fs::path find_plot_script() {
+  if (const char* env = std::getenv("FLEETSIM_PLOT_INFLATION"); env != nullptr && *env != '\0') return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    const fs::path candidate = dir / "scripts" / "plot_inflation.py";
+    if (fs::exists(candidate, ec)) return candidate;
+    if (dir == dir.root_path()) break;
+  }
+  return {};
+}
+
+void plot(const fs::path& dir, bool quiet) {
+  const fs::path python = "/usr/bin/python3";
+  std::error_code ec;
+  if (!fs::exists(python, ec)) return;
+  const fs::path script = find_plot_script();
+  if (script.empty()) {
+    std::fprintf(stderr, "fleetsim: warning: scripts/plot_inflation.py not found; no inflation.png\n");
+    return;
+  }
+  const std::string cmd = shell_quote(python.string()) + " " + shell_quote(script.string()) + " " +
+                          shell_quote((dir / "inflation.csv").string()) + " " +
+                          shell_quote((dir / "inflation.png").string()) + " 1>&2";
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0)
+    std::fprintf(stderr, "fleetsim: warning: plotting failed (status %d); the CSV files are complete\n", rc);
+  else if (!quiet)
+    std::printf("  plot          %s\n", (dir / "inflation.png").c_str());
+}
+
+void write_atomically(const fs::path& path, const std::function<void(std::ostream&)>& write) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) throw InputError(path.string(), 0, "--out", "cannot write file");
+    write(f);
+    if (!f) throw InputError(path.string(), 0, "--out", "write failed");
+  }
+  fs::rename(tmp, path);
+}
+
+std::vector<std::string> parse_names(const std::string& list) {
+  std::vector<std::string> names;
+  for (const auto& part : split(list, ',')) {
+    const std::string name(trim(part));
+    if (name.empty() || std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (!placers().contains(name)) throw InputError("", 0, "--placements", placers().unknown_message(name));
+    names.push_back(name);
+  }
+  if (names.empty()) {
+    std::vector<std::string> valid;
+    for (const auto& e : placers().entries()) valid.push_back(e.name);
+    throw InputError("", 0, "--placements",
+                     "name at least one placement policy; valid: " + join(valid, ", "));
+  }
+  return names;
+}
+
+int run(const InflateArgs& a) {
+  const std::vector<std::string> names = parse_names(a.placements);
+  if (a.seeds < 1) throw InputError("", 0, "--seeds", "must be >= 1, got " + std::to_string(a.seeds));
+  if (!(a.max_load > 0) || a.max_load > 100)
+    throw InputError("", 0, "--max-load", "must be in (0, 100], got " + std::to_string(a.max_load));
+  Scenario sc = load_scenario(a.scenario, a.sets);
+  const Options& opts = sc.scheduler.placement_options;
+  for (const auto& name : names) placers().create(name, PlacerParams{sc.seed, &opts});  // reads the knobs
+  opts.check_all_used("placement policies " + join(names, ", "));
+
+  const std::vector<JobSpec> jobs = load_jobs(sc);
+  const std::string trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
+  std::vector<Request> pool;
+  {
+    const ClusterState state(sc.cluster);
+    pool.reserve(jobs.size());
+    for (const auto& j : jobs) pool.push_back(make_request(j, state, trace_file));
+  }
+  if (pool.empty()) throw InputError(trace_file, 0, "workload", "the trace has no jobs");
+
+  struct Task {
+    std::string name;
+    std::uint64_t seed;
+  };
+  std::vector<Task> tasks;
+  for (const auto& name : names)
+    for (int i = 0; i < a.seeds; ++i) tasks.push_back({name, sc.seed + static_cast<std::uint64_t>(i)});
+  std::vector<InflationRun> runs(tasks.size());
+  std::vector<std::exception_ptr> errors(tasks.size());
+  InflationOptions io;
+  io.max_load = a.max_load;
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < tasks.size(); i = next++) {
+      try {
+        const Options local = opts;  // Options records reads: one copy per run, no sharing
+        auto placer = placers().create(tasks[i].name, PlacerParams{splitmix64(tasks[i].seed), &local});
+        runs[i] = run_inflation(sc.cluster, pool, *placer, tasks[i].seed, io);
+        runs[i].placement = tasks[i].name;
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(tasks.size(), a.jobs > 0 ? a.jobs : hw);
+  std::vector<std::thread> pool_threads;
+  for (std::size_t t = 1; t < threads; ++t) pool_threads.emplace_back(worker);
+  worker();
+  for (auto& t : pool_threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  const fs::path dir = a.out.empty() ? fs::path(sc.output.dir) : fs::path(a.out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(dir.string(), 0, "--out", "cannot create output folder: " + ec.message());
+  const auto summary = summarize_inflation(runs);
+  write_atomically(dir / "inflation.csv", [&](std::ostream& f) { write_inflation_csv(f, runs); });
+  write_atomically(dir / "inflation_summary.csv",
+                   [&](std::ostream& f) { write_inflation_summary_csv(f, summary); });
+
+  if (!a.quiet) {
+    std::printf("fleetsim inflate: %s, %d seed(s), pods drawn to %.0f %% of %d GPUs\n", a.scenario.c_str(),
+                a.seeds, 100 * a.max_load, ClusterState(sc.cluster).total_gpus());
+    std::printf("  %-16s %14s %17s %9s %20s %8s\n", "placement", "alloc@100% (%)", "[min, max]", "failed",
+                "frag@end GPUs (%free)", "s/run");
+    auto sorted = summary;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& x, const auto& y) { return x.at_100_mean > y.at_100_mean; });
+    for (const auto& s : sorted)
+      std::printf("  %-16s %14.2f   [%6.2f, %6.2f] %9.1f %11.1f (%5.1f%%) %8.3f\n", s.placement.c_str(),
+                  s.at_100_mean, s.at_100_min, s.at_100_max, s.failed_pods_mean, s.frag_gpus_end_mean,
+                  s.frag_pct_of_free_end_mean, s.wall_s_mean);
+    std::printf("  outputs in    %s/ (inflation.csv, inflation_summary.csv)\n", dir.c_str());
+  }
+  if (!a.no_plot) plot(dir, a.quiet);
+  return 0;
+}
+
+Runner setup(CLI::App& sub) {
+  auto a = std::make_shared<InflateArgs>();
+  sub.add_option("scenario", a->scenario, "scenario TOML file (cluster and trace)")->required();
+  sub.add_option("--placements", a->placements, "comma-separated placement policies, e.g. fgd,best-fit")
+      ->required();
+  sub.add_option("--seeds", a->seeds, "runs per placement (seeds: scenario seed + 0..N-1; default 10)");
+  sub.add_option("--max-load", a->max_load, "stop when requested GPUs reach this share of the cluster (1.3)");
+  sub.add_option("--out", a->out, "output folder (overrides output.dir)");
+  sub.add_option("--set", a->sets, "override a scenario key: KEY=VALUE (repeatable)");
+  sub.add_option("--jobs,-j", a->jobs, "threads (default: all cores)");
+  sub.add_flag("--no-plot", a->no_plot, "do not run scripts/plot_inflation.py");
+  sub.add_flag("--quiet,-q", a->quiet, "no table on stdout");
+  return [a] { return run(*a); };
+}
+
+const CommandRegistrar kRegistrar{"inflate",
+                                  "FGD-style workload inflation: allocated GPU share vs arrived load", setup};
+
+}  // namespace
+}  // namespace fleetsim::cli

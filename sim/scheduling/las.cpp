@@ -1,0 +1,141 @@
+// las: least attained service, two-dimensional (2D-LAS: attained service = GPU-seconds received,
+// attained_gpu_s; Nuyens & Wierman, "The Foreground-Background queue: a survey", 2008; the 2D-LAS
+// of Tiresias, Gu et al., NSDI'19, before its discretization into queues). Preemptive.
+//
+// The job with the least attained GPU-service runs first. Continuous LAS would preempt at every
+// instant two jobs' services cross (thrashing), so it is discretized in time: preemption decisions
+// are taken only at quantum ticks (multiples of quantum_s, requested with wake_at while some job
+// waits and some job runs). At a tick the target set is decided first: waiting jobs are taken in
+// ascending attained service; one that does not fit the free GPUs may take the GPUs of running
+// jobs with strictly more attained service (most first), but only if it then fits (GPUs counted
+// cluster-wide). Then the victims are preempted and the picked jobs started. Between ticks, and
+// after the preemptions, any waiting job that fits starts (least attained first); jobs preempted
+// at this instant are not restarted at the same instant. Preempted jobs pay the checkpoint-restore
+// overhead ([execution] restart_overhead_s) when restarted. Fractional-GPU jobs are never victims
+// and count as needing one GPU.
+//
+// Knobs ([scheduler.options]):
+//   quantum_s  time between preemption decisions, s (default 600: with the default 30 s restart
+//              overhead, a job preempted every quantum loses at most 5% of its time)
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "sim/core/cluster_state.hpp"
+#include "sim/scheduling/scheduler.hpp"
+#include "workloads/input_error.hpp"
+
+namespace fleetsim {
+namespace {
+
+double read_quantum(const Options& o) {
+  const double q =
+      o.number("quantum_s", 600.0, "time between preemption decisions (LAS re-evaluation), s (default 600)");
+  if (!(q > 0) || !std::isfinite(q))
+    throw InputError("", 0, "scheduler.options.quantum_s", "must be a finite number > 0");
+  return q;
+}
+
+class Las final : public Scheduler {
+ public:
+  explicit Las(const SchedulerParams& p) : quantum_s_(read_quantum(p.opts())) {}
+
+  void enqueue(JobId id, const Launcher&) override { waiting_.insert({0.0, id}); }
+
+  void schedule(Launcher& launcher) override {
+    const double now = launcher.now();
+    const bool tick = requested_tick_ >= 0 && now >= requested_tick_ - 1e-9;
+    if (tick) requested_tick_ = -1;
+    std::vector<JobId> preempted;
+    if (tick && !waiting_.empty()) {
+      const auto picked = decide(launcher, preempted);
+      for (JobId v : preempted) {
+        launcher.preempt(v);
+        waiting_.insert({launcher.progress(v).attained_gpu_s, v});
+      }
+      for (const auto& key : picked)
+        if (launcher.try_start(key.second)) waiting_.erase(key);
+    }
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      if (launcher.saturated()) break;
+      if (std::find(preempted.begin(), preempted.end(), it->second) == preempted.end() &&
+          launcher.try_start(it->second)) {
+        it = waiting_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!waiting_.empty() && !launcher.running().empty() && requested_tick_ < 0) {
+      double t = (std::floor(now / quantum_s_) + 1) * quantum_s_;
+      if (t <= now) t += quantum_s_;
+      launcher.wake_at(t);
+      requested_tick_ = t;
+    }
+  }
+
+  std::size_t queued() const override { return waiting_.size(); }
+
+ private:
+  struct Victim {
+    double attained;
+    JobId id;
+    int gpus;
+  };
+
+  static int need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
+
+  /// The target set: waiting jobs to start (least attained first) and running jobs to preempt.
+  std::vector<std::pair<double, JobId>> decide(const Launcher& launcher, std::vector<JobId>& victims_out) {
+    std::vector<std::pair<double, JobId>> picked;
+    long avail = launcher.cluster().free_whole_of(~TypeMask{0});
+    std::vector<Victim> victims;
+    for (JobId r : launcher.running()) {
+      const JobSpec& j = launcher.job(r);
+      if (j.gpus > 0 && j.gpu_milli >= 1000) victims.push_back({launcher.progress(r).attained_gpu_s, r, j.gpus});
+    }
+    std::sort(victims.begin(), victims.end(), [](const Victim& a, const Victim& b) {
+      return a.attained != b.attained ? a.attained > b.attained : a.id > b.id;
+    });
+    std::vector<long> prefix(victims.size() + 1, 0);  // GPUs of victims[0..k)
+    for (std::size_t k = 0; k < victims.size(); ++k) prefix[k + 1] = prefix[k] + victims[k].gpus;
+    std::size_t taken = 0;
+    for (const auto& [attained, w] : waiting_) {
+      const int need = need_of(launcher.job(w));
+      if (need <= avail) {
+        avail -= need;
+        picked.emplace_back(attained, w);
+        continue;
+      }
+      const double bar = attained + 1e-9;  // victims have strictly more attained service
+      const auto eligible = static_cast<std::size_t>(
+          std::partition_point(victims.begin(), victims.end(),
+                               [bar](const Victim& v) { return v.attained > bar; }) -
+          victims.begin());
+      if (eligible <= taken) {
+        if (avail == 0) break;  // later waiting jobs have attained more: nothing left to gain
+        continue;
+      }
+      if (avail + prefix[eligible] - prefix[taken] < need) continue;
+      while (avail < need) avail += victims[taken++].gpus;
+      avail -= need;
+      picked.emplace_back(attained, w);
+    }
+    for (std::size_t k = 0; k < taken; ++k) victims_out.push_back(victims[k].id);
+    return picked;
+  }
+
+  double quantum_s_;
+  double requested_tick_ = -1;  ///< the tick asked for with wake_at (-1: none pending)
+  /// (attained GPU-s, id): constant while waiting; ids grow in arrival order, so ties go FIFO.
+  std::set<std::pair<double, JobId>> waiting_;
+};
+
+const SchedulerRegistrar kRegistrar{
+    "las",
+    "least attained GPU-service first (2D-LAS), preemptive, re-evaluated every quantum (knob quantum_s)",
+    [](const SchedulerParams& p) { return std::make_unique<Las>(p); }};
+
+}  // namespace
+}  // namespace fleetsim

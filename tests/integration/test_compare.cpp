@@ -1,0 +1,137 @@
+// fleetsim compare, end to end through the real binary: every policy x placement in its own
+// process, comparison.csv, and failures (unknown names, a failing run) without comparison.csv.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "tests/test_util.hpp"
+#include "workloads/text.hpp"
+
+using fleetsim::test::read_file;
+using fleetsim::test::run_fleetsim;
+using fleetsim::test::temp_dir;
+using fleetsim::test::write_file;
+
+namespace {
+
+// One node of 4 GPUs. A: t=0, 2 GPUs, 100 s. B: t=10, 4 GPUs, 50 s. C: t=20, 1 GPU, 30 s.
+// fifo: A 0..100, B 100..150, C 150..180 -> JCTs 100, 140, 160 (mean 400 / 3).
+// fifo-skip: C starts beside A at 20 -> JCTs 100, 140, 30 (mean 90). Placement cannot matter here.
+constexpr const char* kScenario = R"(seed = 3
+[cluster]
+[[cluster.pool]]
+name = "p"
+nodes = 1
+gpus_per_node = 4
+gpu = "V100"
+[workload]
+format = "csv"
+path = "trace.csv"
+[workload.columns]
+id = "id"
+submit = "submit"
+duration = "duration"
+gpus = "gpus"
+[output]
+dir = "out"
+)";
+constexpr const char* kTrace = "id,submit,duration,gpus\nA,0,100,2\nB,10,50,4\nC,20,30,1\n";
+
+std::filesystem::path make_case() {
+  const auto dir = temp_dir("compare");
+  write_file(dir / "s.toml", kScenario);
+  write_file(dir / "trace.csv", kTrace);
+  return dir;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("compare: 2 policies x 2 placements give 4 rows of summary keys") {
+  const auto dir = make_case();
+  const auto out = dir / "cmp";
+  const auto r = run_fleetsim(
+      "compare " + (dir / "s.toml").string() +
+      " --policies fifo,fifo-skip --placements first-fit,consolidate --jobs 2 --out " + out.string());
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  CHECK(has(r.output, "mean JCT h"));
+  std::istringstream csv(read_file(out / "comparison.csv"));
+  std::string header, line;
+  std::getline(csv, header);
+  // policy, placement, then summary.json's scalar keys in order: scenario, job_model, seed, jobs, ...
+  CHECK(header.rfind("policy,placement,scenario,job_model,seed,jobs,completed,skipped,mean_jct_s,", 0) == 0);
+  CHECK_FALSE(has(header, "skipped_reasons"));
+  const auto cols = fleetsim::split(header, ',');
+  auto col = [&](const std::string& name) {
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      if (cols[i] == name) return i;
+    FAIL("no column " << name);
+    return std::size_t{0};
+  };
+  std::map<std::string, std::vector<std::string>> rows;
+  while (std::getline(csv, line)) {
+    auto f = fleetsim::split(line, ',');
+    REQUIRE(f.size() == cols.size());
+    rows[f[0] + "/" + f[1]] = f;
+  }
+  REQUIRE(rows.size() == 4);
+  for (const auto* p : {"fifo", "fifo-skip"})
+    for (const auto* q : {"first-fit", "consolidate"}) {
+      const std::string key = std::string(p) + "/" + q;
+      REQUIRE_MESSAGE(rows.count(key) == 1, key);
+      const auto& f = rows[key];
+      CHECK(f[col("jobs")] == "3");
+      CHECK(f[col("completed")] == "3");
+      CHECK(f[col("seed")] == "3");
+      const double mean = std::stod(f[col("mean_jct_s")]);
+      CHECK(mean == doctest::Approx(std::string(p) == "fifo" ? 400.0 / 3 : 90.0));
+      CHECK(std::filesystem::exists(out / (std::string(p) + "__" + q) / "jobs.csv"));
+    }
+  // No staging or log folders left behind.
+  for (const auto& e : std::filesystem::directory_iterator(out))
+    CHECK_MESSAGE(e.path().filename().string()[0] != '.', e.path());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("compare: an unknown policy is exit 2 before anything runs") {
+  const auto dir = make_case();
+  const auto out = dir / "cmp";
+  const auto r = run_fleetsim("compare " + (dir / "s.toml").string() + " --policies fifo,fifoo --out " +
+                              out.string() + " --no-plot");
+  CHECK(r.code == 2);
+  CHECK(has(r.output, "unknown scheduling policy 'fifoo'"));
+  CHECK(has(r.output, "did you mean 'fifo'"));
+  CHECK(has(r.output, "valid:"));
+  CHECK_FALSE(std::filesystem::exists(out / "comparison.csv"));
+  CHECK_FALSE(std::filesystem::exists(out / "fifo__first-fit"));
+  const auto p = run_fleetsim("compare " + (dir / "s.toml").string() +
+                              " --policies fifo --placements nowhere --out " + out.string() + " --no-plot");
+  CHECK(p.code == 2);
+  CHECK(has(p.output, "unknown placement policy 'nowhere'"));
+  const auto s = run_fleetsim("compare " + (dir / "s.toml").string() +
+                              " --policies fifo --set scheduler.policy=fifo --out " + out.string());
+  CHECK(s.code == 2);
+  CHECK(has(s.output, "--policies"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("compare: a failing run is reported, exit 2, no comparison.csv") {
+  const auto dir = make_case();
+  const auto out = dir / "cmp";
+  // A stale comparison.csv from an earlier compare must not survive a failed one.
+  std::filesystem::create_directories(out);
+  write_file(out / "comparison.csv", "stale\n");
+  const auto r = run_fleetsim("compare " + (dir / "s.toml").string() +
+                              " --policies fifo,fifo-skip --no-plot --set workload.path=" +
+                              (dir / "missing.csv").string() + " --out " + out.string());
+  CHECK(r.code == 2);
+  CHECK(has(r.output, "missing.csv"));
+  CHECK(has(r.output, "failed"));
+  CHECK_FALSE(std::filesystem::exists(out / "comparison.csv"));
+  std::filesystem::remove_all(dir);
+}
