@@ -13,10 +13,13 @@
 // of running jobs whose allowed types are all among the head's (any type when the head allows
 // any). Fractional-GPU jobs count as needing one GPU and free none. When the head fits by count
 // but not by placement (single-node, CPU or memory limits), the shadow time is now and only the
-// extra GPUs are open to backfilling. No knobs.
+// extra GPUs are open to backfilling; when it cannot fit by count even once every running job has
+// ended (GPUs held by fractional jobs), there is no reservation. No knobs.
 #include <algorithm>
+#include <functional>
 #include <limits>
-#include <list>
+#include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -26,34 +29,129 @@
 namespace fleetsim {
 namespace {
 
+/// Waiting jobs ordered by (key, id), bucketed by the whole GPUs they need (0: fractional or
+/// CPU-only, which may fit at any time), so that a pass over the jobs that could fit c free GPUs
+/// skips the others instead of asking the core about each.
+class NeedQueue {
+ public:
+  using Entry = std::pair<double, JobId>;
+  static int bucket_of(const JobSpec& j) { return j.gpus > 0 && j.gpu_milli >= 1000 ? j.gpus : 0; }
+  void insert(int bucket, Entry e) { size_ += buckets_[bucket].insert(e).second ? 1 : 0; }
+  void erase(int bucket, Entry e) { size_ -= buckets_[bucket].erase(e); }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Visit the entries in (key, id) order, skipping buckets above cap() (re-read at every step).
+  /// visit(entry) may erase that entry (only); returning false stops the walk.
+  template <typename Cap, typename Visit>
+  void walk(Cap cap, Visit visit) {
+    struct Cursor {
+      int need;
+      const std::set<Entry>* set;
+      std::set<Entry>::const_iterator it;
+    };
+    std::vector<Cursor> cursors;
+    for (const auto& [need, q] : buckets_)
+      if (!q.empty()) cursors.push_back({need, &q, q.begin()});
+    while (true) {
+      const long c = cap();
+      Cursor* best = nullptr;
+      for (auto& cur : cursors)
+        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it))
+          best = &cur;
+      if (best == nullptr) return;
+      const Entry e = *best->it++;  // advance first: visit may erase e
+      if (!visit(e)) return;
+    }
+  }
+
+ private:
+  std::map<int, std::set<Entry>> buckets_;
+  std::size_t size_ = 0;
+};
+
 class EasyBackfill final : public Scheduler {
  public:
-  void enqueue(JobId id, const Launcher&) override { queue_.push_back(id); }
+  void enqueue(JobId id, const Launcher& launcher) override {
+    const auto i = static_cast<std::size_t>(id);
+    if (estimate_.size() <= i) estimate_.resize(i + 1, 0.0);
+    const auto est = launcher.estimated_runtime(id);
+    estimate_[i] = est ? *est : std::numeric_limits<double>::infinity();
+    const int bucket = NeedQueue::bucket_of(launcher.job(id));
+    queue_.insert(bucket, {0.0, id});
+    by_estimate_.insert(bucket, {estimate_[i], id});
+  }
 
   void schedule(Launcher& launcher) override {
-    while (!queue_.empty() && launcher.try_start(queue_.front())) queue_.pop_front();
-    if (queue_.size() < 2 || launcher.saturated()) return;
-    auto [shadow, extra] = reservation(launcher, queue_.front());
+    JobId head = -1;  // start jobs in arrival order while the head fits
+    queue_.walk([] { return std::numeric_limits<long>::max(); },
+                [&](const NeedQueue::Entry& e) {
+                  if (!launcher.try_start(e.second)) {
+                    head = e.second;
+                    return false;
+                  }
+                  remove(launcher, e.second);
+                  return true;
+                });
+    if (head < 0 || queue_.size() < 2 || launcher.saturated()) return;
+    auto [shadow, extra] = reservation(launcher, head);
     const double now = launcher.now();
-    for (auto it = std::next(queue_.begin()); it != queue_.end();) {
-      if (launcher.saturated()) break;
-      const JobId j = *it;
-      const auto est = launcher.estimated_runtime(j);
-      const double end = now + (est ? *est : std::numeric_limits<double>::infinity());
-      const bool before_shadow = end <= shadow + 1e-9;
-      const long need = need_of(launcher.job(j));
+    const ClusterState& cluster = launcher.cluster();
+    const long free = cluster.free_whole_of(~TypeMask{0});
+    auto attempt = [&](JobId j) {  // EASY's test, then start
+      const JobSpec& spec = launcher.job(j);
+      const long need = need_of(spec);
+      if (NeedQueue::bucket_of(spec) > 0 && need > cluster.free_whole_of(~TypeMask{0})) return;
+      const bool before_shadow = now + estimate_[static_cast<std::size_t>(j)] <= shadow + 1e-9;
       if ((before_shadow || need <= extra) && launcher.try_start(j)) {
         if (!before_shadow) extra -= need;
-        it = queue_.erase(it);
-      } else {
-        ++it;
+        remove(launcher, j);
       }
+    };
+    // Only jobs that fit the free GPUs by count and end by the shadow time (by estimate) or fit in
+    // the extra GPUs may start, in arrival order. When few jobs end by the shadow time and there
+    // are no extra GPUs, list those (and the fractional / CPU-only ones) and try them in arrival
+    // order; otherwise walk the queue in arrival order.
+    candidates_.clear();
+    bool listed = extra == 0;
+    if (listed)
+      by_estimate_.walk([&] { return free; },
+                        [&](const NeedQueue::Entry& e) {
+                          if (now + e.first > shadow + 1e-9) return false;
+                          if (candidates_.size() >= kMaxListed) listed = false;
+                          candidates_.push_back(e.second);
+                          return listed;
+                        });
+    if (listed) {
+      queue_.walk([] { return 0L; },
+                  [&](const NeedQueue::Entry& e) {
+                    candidates_.push_back(e.second);
+                    return true;
+                  });
+      std::sort(candidates_.begin(), candidates_.end());
+      candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+      for (JobId j : candidates_) {
+        if (launcher.saturated()) return;
+        if (j != head) attempt(j);
+      }
+      return;
     }
+    queue_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
+                [&](const NeedQueue::Entry& e) {
+                  if (launcher.saturated()) return false;
+                  if (e.second != head) attempt(e.second);
+                  return true;
+                });
   }
 
   std::size_t queued() const override { return queue_.size(); }
 
  private:
+  void remove(const Launcher& launcher, JobId j) {
+    const int bucket = NeedQueue::bucket_of(launcher.job(j));
+    queue_.erase(bucket, {0.0, j});
+    by_estimate_.erase(bucket, {estimate_[static_cast<std::size_t>(j)], j});
+  }
+
   static long need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
 
   static TypeMask mask_of(const JobSpec& j, const ClusterState& c) {
@@ -82,15 +180,23 @@ class EasyBackfill final : public Scheduler {
       if (mask != ~TypeMask{0} && (j.gpu_types.empty() || (mask_of(j, c) & ~mask) != 0)) continue;
       ends_.emplace_back(launcher.progress(r).expected_end_s, g);
     }
-    std::sort(ends_.begin(), ends_.end());
-    for (const auto& [end, g] : ends_) {
+    // Earliest ends first, popped from a heap: usually only a few are needed.
+    std::make_heap(ends_.begin(), ends_.end(), std::greater<>());
+    while (!ends_.empty()) {
+      std::pop_heap(ends_.begin(), ends_.end(), std::greater<>());
+      const auto [end, g] = ends_.back();
+      ends_.pop_back();
       avail += g;
       if (avail >= need) return {end, avail - need};
     }
     return {std::numeric_limits<double>::infinity(), 0};  // never fits by count: no reservation
   }
 
-  std::list<JobId> queue_;
+  static constexpr std::size_t kMaxListed = 256;
+  NeedQueue queue_;                            ///< (0, id): arrival order (the core enqueues jobs by index)
+  NeedQueue by_estimate_;                      ///< the same jobs by (estimated run time, id)
+  std::vector<double> estimate_;               ///< per job: estimated run time, s
+  std::vector<JobId> candidates_;              ///< scratch of schedule()
   std::vector<std::pair<double, long>> ends_;  ///< scratch: (expected end, GPUs) of running jobs
 };
 

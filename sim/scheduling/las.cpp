@@ -19,6 +19,7 @@
 //              overhead, a job preempted every quantum loses at most 5% of its time)
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -29,6 +30,46 @@
 
 namespace fleetsim {
 namespace {
+
+/// Waiting jobs ordered by (key, id), bucketed by the whole GPUs they need (0: fractional or
+/// CPU-only, which may fit at any time), so that a pass over the jobs that could fit c free GPUs
+/// skips the others instead of asking the core about each.
+class NeedQueue {
+ public:
+  using Entry = std::pair<double, JobId>;
+  static int bucket_of(const JobSpec& j) { return j.gpus > 0 && j.gpu_milli >= 1000 ? j.gpus : 0; }
+  void insert(int bucket, Entry e) { size_ += buckets_[bucket].insert(e).second ? 1 : 0; }
+  void erase(int bucket, Entry e) { size_ -= buckets_[bucket].erase(e); }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Visit the entries in (key, id) order, skipping buckets above cap() (re-read at every step).
+  /// visit(entry) may erase that entry (only); returning false stops the walk.
+  template <typename Cap, typename Visit>
+  void walk(Cap cap, Visit visit) {
+    struct Cursor {
+      int need;
+      const std::set<Entry>* set;
+      std::set<Entry>::const_iterator it;
+    };
+    std::vector<Cursor> cursors;
+    for (const auto& [need, q] : buckets_)
+      if (!q.empty()) cursors.push_back({need, &q, q.begin()});
+    while (true) {
+      const long c = cap();
+      Cursor* best = nullptr;
+      for (auto& cur : cursors)
+        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it))
+          best = &cur;
+      if (best == nullptr) return;
+      const Entry e = *best->it++;  // advance first: visit may erase e
+      if (!visit(e)) return;
+    }
+  }
+
+ private:
+  std::map<int, std::set<Entry>> buckets_;
+  std::size_t size_ = 0;
+};
 
 double read_quantum(const Options& o) {
   const double q =
@@ -42,7 +83,9 @@ class Las final : public Scheduler {
  public:
   explicit Las(const SchedulerParams& p) : quantum_s_(read_quantum(p.opts())) {}
 
-  void enqueue(JobId id, const Launcher&) override { waiting_.insert({0.0, id}); }
+  void enqueue(JobId id, const Launcher& launcher) override {
+    waiting_.insert(NeedQueue::bucket_of(launcher.job(id)), {0.0, id});
+  }
 
   void schedule(Launcher& launcher) override {
     const double now = launcher.now();
@@ -53,20 +96,21 @@ class Las final : public Scheduler {
       const auto picked = decide(launcher, preempted);
       for (JobId v : preempted) {
         launcher.preempt(v);
-        waiting_.insert({launcher.progress(v).attained_gpu_s, v});
+        waiting_.insert(NeedQueue::bucket_of(launcher.job(v)), {launcher.progress(v).attained_gpu_s, v});
       }
-      for (const auto& key : picked)
-        if (launcher.try_start(key.second)) waiting_.erase(key);
+      for (const auto& e : picked)
+        if (launcher.try_start(e.second)) waiting_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
     }
-    for (auto it = waiting_.begin(); it != waiting_.end();) {
-      if (launcher.saturated()) break;
-      if (std::find(preempted.begin(), preempted.end(), it->second) == preempted.end() &&
-          launcher.try_start(it->second)) {
-        it = waiting_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    // Fill: anything else that fits, least attained first; not the jobs preempted just now.
+    const ClusterState& cluster = launcher.cluster();
+    waiting_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
+                  [&](const NeedQueue::Entry& e) {
+                    if (launcher.saturated()) return false;
+                    if (std::find(preempted.begin(), preempted.end(), e.second) == preempted.end() &&
+                        launcher.try_start(e.second))
+                      waiting_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
+                    return true;
+                  });
     if (!waiting_.empty() && !launcher.running().empty() && requested_tick_ < 0) {
       double t = (std::floor(now / quantum_s_) + 1) * quantum_s_;
       if (t <= now) t += quantum_s_;
@@ -84,16 +128,17 @@ class Las final : public Scheduler {
     int gpus;
   };
 
-  static int need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
+  static long need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
 
   /// The target set: waiting jobs to start (least attained first) and running jobs to preempt.
-  std::vector<std::pair<double, JobId>> decide(const Launcher& launcher, std::vector<JobId>& victims_out) {
-    std::vector<std::pair<double, JobId>> picked;
+  std::vector<NeedQueue::Entry> decide(const Launcher& launcher, std::vector<JobId>& victims_out) {
+    std::vector<NeedQueue::Entry> picked;
     long avail = launcher.cluster().free_whole_of(~TypeMask{0});
     std::vector<Victim> victims;
     for (JobId r : launcher.running()) {
       const JobSpec& j = launcher.job(r);
-      if (j.gpus > 0 && j.gpu_milli >= 1000) victims.push_back({launcher.progress(r).attained_gpu_s, r, j.gpus});
+      if (j.gpus > 0 && j.gpu_milli >= 1000)
+        victims.push_back({launcher.progress(r).attained_gpu_s, r, j.gpus});
     }
     std::sort(victims.begin(), victims.end(), [](const Victim& a, const Victim& b) {
       return a.attained != b.attained ? a.attained > b.attained : a.id > b.id;
@@ -101,27 +146,26 @@ class Las final : public Scheduler {
     std::vector<long> prefix(victims.size() + 1, 0);  // GPUs of victims[0..k)
     for (std::size_t k = 0; k < victims.size(); ++k) prefix[k + 1] = prefix[k] + victims[k].gpus;
     std::size_t taken = 0;
-    for (const auto& [attained, w] : waiting_) {
-      const int need = need_of(launcher.job(w));
-      if (need <= avail) {
-        avail -= need;
-        picked.emplace_back(attained, w);
-        continue;
-      }
-      const double bar = attained + 1e-9;  // victims have strictly more attained service
-      const auto eligible = static_cast<std::size_t>(
-          std::partition_point(victims.begin(), victims.end(),
-                               [bar](const Victim& v) { return v.attained > bar; }) -
-          victims.begin());
-      if (eligible <= taken) {
-        if (avail == 0) break;  // later waiting jobs have attained more: nothing left to gain
-        continue;
-      }
-      if (avail + prefix[eligible] - prefix[taken] < need) continue;
-      while (avail < need) avail += victims[taken++].gpus;
-      avail -= need;
-      picked.emplace_back(attained, w);
-    }
+    waiting_.walk([&] { return avail + prefix.back() - prefix[taken]; },
+                  [&](const NeedQueue::Entry& e) {
+                    const long need = need_of(launcher.job(e.second));
+                    if (need <= avail) {
+                      avail -= need;
+                      picked.push_back(e);
+                      return true;
+                    }
+                    const double bar = e.first + 1e-9;  // victims have strictly more attained service
+                    const auto eligible = static_cast<std::size_t>(
+                        std::partition_point(victims.begin(), victims.end(),
+                                             [bar](const Victim& v) { return v.attained > bar; }) -
+                        victims.begin());
+                    if (eligible <= taken) return avail > 0;  // later jobs have attained more
+                    if (avail + prefix[eligible] - prefix[taken] < need) return true;
+                    while (avail < need) avail += victims[taken++].gpus;
+                    avail -= need;
+                    picked.push_back(e);
+                    return true;
+                  });
     for (std::size_t k = 0; k < taken; ++k) victims_out.push_back(victims[k].id);
     return picked;
   }
@@ -129,7 +173,7 @@ class Las final : public Scheduler {
   double quantum_s_;
   double requested_tick_ = -1;  ///< the tick asked for with wake_at (-1: none pending)
   /// (attained GPU-s, id): constant while waiting; ids grow in arrival order, so ties go FIFO.
-  std::set<std::pair<double, JobId>> waiting_;
+  NeedQueue waiting_;
 };
 
 const SchedulerRegistrar kRegistrar{

@@ -1,13 +1,13 @@
-// sjf: non-preemptive shortest job first (the classic SJF of batch scheduling; e.g. the "sjf"
-// baseline of Tiresias, Gu et al., NSDI'19, and of Gavel, Narayanan et al., OSDI'20). Waiting jobs
-// are ordered by their estimated run time (ties: arrival order) and every job that fits now starts,
-// in that order; one that does not fit is skipped, not waited for (large jobs may starve).
+// sjf: non-preemptive shortest job first (Conway, Maxwell & Miller, "Theory of Scheduling", 1967;
+// a usual baseline of GPU-cluster schedulers). Waiting jobs are ordered by their estimated run time
+// (ties: arrival order) and every job that fits now starts, in that order; one that does not fit
+// is skipped, not waited for (large jobs may starve).
 //
 // The estimate is the launcher's oracle (estimated_runtime: the job model's run time alone on its
-// nominal placement), times a per-job log-normal error factor exp(sigma * z), z ~ N(0, 1), so that
-// "estimates with configurable error" can be studied. The factor is drawn once per job at arrival
-// from a std::mt19937_64 seeded with the scenario seed (Box-Muller; no std::*_distribution, whose
-// output is not portable), hence reproducible across platforms.
+// nominal placement), times a per-job log-normal error factor exp(sigma * z), z ~ N(0, 1) (median
+// 1), so that estimates with configurable error can be studied. The factor is drawn once per job at
+// arrival from a std::mt19937_64 seeded with the scenario seed, by Box-Muller (std::*_distribution
+// algorithms differ between standard libraries), so runs are deterministic for a given seed.
 //
 // Knobs ([scheduler.options]):
 //   estimate_error  sigma of the multiplicative log-normal estimate error (default 0 = exact)
@@ -74,7 +74,8 @@ class NeedQueue {
       const long c = cap();
       Cursor* best = nullptr;
       for (auto& cur : cursors)
-        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it)) best = &cur;
+        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it))
+          best = &cur;
       if (best == nullptr) return;
       const Entry e = *best->it++;  // advance first: visit may erase e
       if (!visit(e)) return;
@@ -110,7 +111,8 @@ class Sjf final : public Scheduler {
     queue_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
                 [&](const NeedQueue::Entry& e) {
                   if (launcher.saturated()) return false;
-                  if (launcher.try_start(e.second)) queue_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
+                  if (launcher.try_start(e.second))
+                    queue_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
                   return true;
                 });
   }

@@ -1,7 +1,7 @@
 // srtf: preemptive shortest remaining time first (SRPT; Schrage, Operations Research 1968; the
 // "shortest-remaining-time" baseline of Tiresias, Gu et al., NSDI'19). A job's remaining time is
 // remaining_fraction x its estimated run time (the launcher's oracle times a per-job log-normal error
-// factor, as in sjf). At every decision:
+// factor exp(sigma * z), z ~ N(0, 1), drawn per job at arrival as in sjf). At every decision:
 //   1. waiting jobs are taken shortest remaining first; one that fits the free GPUs is picked;
 //      one that does not may take the GPUs of running jobs with a longer remaining time (longest
 //      first), but only if the waiting job then fits (GPUs counted cluster-wide) - a target set is
@@ -82,7 +82,8 @@ class NeedQueue {
       const long c = cap();
       Cursor* best = nullptr;
       for (auto& cur : cursors)
-        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it)) best = &cur;
+        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it))
+          best = &cur;
       if (best == nullptr) return;
       const Entry e = *best->it++;  // advance first: visit may erase e
       if (!visit(e)) return;
@@ -157,12 +158,15 @@ class Srtf final : public Scheduler {
 
   static long need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
 
-  /// The running jobs that may be preempted (whole-GPU ones), longest remaining first.
-  void collect_victims(const Launcher& launcher) {
+  /// The running jobs that may be preempted (whole-GPU ones, with more than `bar` s left), longest
+  /// remaining first.
+  void collect_victims(const Launcher& launcher, double bar) {
     victims_.clear();
     for (JobId r : launcher.running()) {
       const JobSpec& j = launcher.job(r);
-      if (j.gpus > 0 && j.gpu_milli >= 1000) victims_.push_back({remaining(launcher, r), r, j.gpus});
+      if (j.gpus <= 0 || j.gpu_milli < 1000) continue;
+      const double rem = remaining(launcher, r);
+      if (rem > bar) victims_.push_back({rem, r, j.gpus});
     }
     std::sort(victims_.begin(), victims_.end(), [](const Victim& a, const Victim& b) {
       return a.remaining != b.remaining ? a.remaining > b.remaining : a.id > b.id;
@@ -187,12 +191,13 @@ class Srtf final : public Scheduler {
                       picked.push_back(e);
                       return true;
                     }
+                    // Victims must be longer than e by more than min_gain_s: a prefix of the list
+                    // (later waiting jobs are longer: the first bar is the lowest).
+                    const double bar = e.first + min_gain_s_;
                     if (!listed) {
-                      collect_victims(launcher);
+                      collect_victims(launcher, bar);
                       listed = true;
                     }
-                    // Victims must be longer than e by more than min_gain_s: a prefix of the list.
-                    const double bar = e.first + min_gain_s_;
                     const auto eligible = static_cast<std::size_t>(
                         std::partition_point(victims_.begin(), victims_.end(),
                                              [bar](const Victim& v) { return v.remaining > bar; }) -

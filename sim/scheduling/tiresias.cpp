@@ -1,35 +1,29 @@
 // tiresias, tiresias-gittins: Tiresias (Gu et al., "Tiresias: A GPU Cluster Manager for Distributed
 // Deep Learning", NSDI'19), discretized two-dimensional scheduling. Preemptive.
 //
-// Priority queues Q0..Q(K-1) by attained GPU-service (GPU-seconds received, attained_gpu_s): a job
-// enters Q0 and is demoted to Q(i+1) when its service crosses thresholds_gpu_s[i]; the policy asks
-// for a wake-up at the instant a running job will cross its queue's threshold. Higher queues go
-// first. Within a queue, `tiresias` (Discretized 2D-LAS) runs jobs in arrival order, while
-// `tiresias-gittins` (Discretized 2D-Gittins index) runs the waiting ones by decreasing Gittins
-// index (ties: arrival). A running job is never preempted by a waiting job of its own queue (as in
-// the authors' simulator, which keeps running jobs ahead of pending ones in each queue): only jobs
-// of lower queues are preempted, lowest queue and latest arrival first, and only when the waiting
-// job then fits (GPUs counted cluster-wide). The target set is decided first, then the victims are
-// preempted and the picked jobs started; then any waiting job that fits starts, in priority order;
-// jobs preempted at this instant are not restarted at the same instant.
+// Priority queues Q0..Q(K-1) by attained GPU-service (attained_gpu_s): a job enters Q0 and drops to
+// Q(i+1) when its service crosses thresholds_gpu_s[i] (a wake-up is asked for that instant). Higher
+// queues first; within a queue, `tiresias` (Discretized 2D-LAS) goes by arrival and
+// `tiresias-gittins` (Discretized 2D-Gittins index) by decreasing Gittins index (ties: arrival).
+// As in the authors' simulator, a waiting job never preempts a running job of its own queue; jobs
+// of lower queues are preempted (lowest queue, latest arrival first) only if the waiting job then
+// fits (GPUs counted cluster-wide). The target set is decided first, then the victims preempted
+// and the picked jobs started; then any job that fits starts, in priority order, except those
+// preempted at this instant (no preempt/restart loop).
 //
-// Starvation (the paper's STARVELIMIT): with promote_after = P > 0, a job of a lower queue that has
-// waited (in total since its last promotion) P x the wall time it ran since then goes back to Q0
-// with its queue service counted from zero again (as in the authors' simulator).
-//
-// Gittins index (tiresias-gittins): for a job with total attained service a, with service quantum
-// D = gittins_delta_gpu_s, G(a) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a], where S is drawn
-// from the empirical distribution of the total GPU-service of the jobs COMPLETED so far (online: no
-// oracle); it is recomputed each time the number of completed jobs grew by 1% (at least one job).
-// With no completed job larger than a, G(a) = 0 (lowest). With no data at all, arrival order.
+// Gittins index: with quantum D and total attained service a, G(a) = P(S - a <= D | S > a) /
+// E[min(S - a, D) | S > a], S from the empirical distribution of the total GPU-service of the jobs
+// COMPLETED so far (online, no oracle), refreshed when that count grew by 1% (at least one job).
+// No completed job larger than a: G = 0. No data yet: arrival order.
 //
 // Knobs ([scheduler.options]):
 //   thresholds_gpu_s     queue thresholds, GPU-s, increasing (default [3600]: two queues split at one
-//                        GPU-hour, the two-queue example of the authors' simulator, which also shows
-//                        that K = 2 captures most of the gain)
-//   promote_after        STARVELIMIT multiplier P (default 0 = no promotion)
-//   gittins_delta_gpu_s  (tiresias-gittins only) service quantum D, GPU-s (default: the first
-//                        threshold, like the static delta of the authors' simulator)
+//                        GPU-hour, the example configuration of the authors' simulator)
+//   promote_after        STARVELIMIT P (default 0 = off): a job of a lower queue that has waited (in
+//                        total since its last promotion) P x the time it ran since then goes back to
+//                        Q0, its queue service counted from zero (as in the authors' simulator)
+//   gittins_delta_gpu_s  (tiresias-gittins) D, GPU-s (default: the first threshold, like the static
+//                        delta of the authors' simulator)
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -54,9 +48,8 @@ class GittinsTable {
   void add(double s) { samples_.push_back(s); }
   /// Rebuild the sorted snapshot if the sample grew by 1% (at least one). True if rebuilt.
   bool refresh() {
-    if (samples_.size() <= sorted_.size() ||
-        static_cast<double>(samples_.size()) < 1.01 * static_cast<double>(sorted_.size()))
-      return false;
+    const std::size_t n = samples_.size(), m = sorted_.size();
+    if (n <= m || static_cast<double>(n) < 1.01 * static_cast<double>(m)) return false;
     sorted_ = samples_;
     std::sort(sorted_.begin(), sorted_.end());
     prefix_.assign(sorted_.size() + 1, 0.0);
@@ -64,12 +57,13 @@ class GittinsTable {
     return true;
   }
   double index(double a, double delta) const {
-    const auto i0 = static_cast<std::size_t>(std::upper_bound(sorted_.begin(), sorted_.end(), a) - sorted_.begin());
-    if (i0 == sorted_.size()) return 0.0;
-    const auto i1 =
-        static_cast<std::size_t>(std::upper_bound(sorted_.begin(), sorted_.end(), a + delta) - sorted_.begin());
+    auto above = [&](double x) {  // index of the first sample > x
+      return static_cast<std::size_t>(std::upper_bound(sorted_.begin(), sorted_.end(), x) - sorted_.begin());
+    };
+    const std::size_t i0 = above(a), i1 = above(a + delta), n = sorted_.size();
+    if (i0 == n) return 0.0;
     const auto done = static_cast<double>(i1 - i0);  // finish within the next delta
-    const double spent = (prefix_[i1] - prefix_[i0]) - a * done + delta * static_cast<double>(sorted_.size() - i1);
+    const double spent = (prefix_[i1] - prefix_[i0]) - a * done + delta * static_cast<double>(n - i1);
     return spent > 0 ? done / spent : 0.0;
   }
 
@@ -79,6 +73,45 @@ class GittinsTable {
   std::vector<double> prefix_;
 };
 
+/// Waiting jobs ordered by (key, id), bucketed by the whole GPUs they need (0: fractional or
+/// CPU-only, which may fit at any time), so that a pass over the jobs that could fit c free GPUs
+/// skips the others instead of asking the core about each.
+class NeedQueue {
+ public:
+  using Entry = std::pair<double, JobId>;
+  static int bucket_of(const JobSpec& j) { return j.gpus > 0 && j.gpu_milli >= 1000 ? j.gpus : 0; }
+  void insert(int bucket, Entry e) { size_ += buckets_[bucket].insert(e).second ? 1 : 0; }
+  void erase(int bucket, Entry e) { size_ -= buckets_[bucket].erase(e); }
+  std::size_t size() const { return size_; }
+  /// Visit the entries in (key, id) order, skipping buckets above cap() (re-read at every step).
+  /// visit(entry) may erase that entry (only); returning false stops the walk.
+  template <typename Cap, typename Visit>
+  void walk(Cap cap, Visit visit) {
+    struct Cursor {
+      int need;
+      const std::set<Entry>* set;
+      std::set<Entry>::const_iterator it;
+    };
+    std::vector<Cursor> cursors;
+    for (const auto& [need, q] : buckets_)
+      if (!q.empty()) cursors.push_back({need, &q, q.begin()});
+    while (true) {
+      const long c = cap();
+      Cursor* best = nullptr;
+      for (auto& cur : cursors)
+        if (cur.it != cur.set->end() && cur.need <= c && (best == nullptr || *cur.it < *best->it))
+          best = &cur;
+      if (best == nullptr) return;
+      const Entry e = *best->it++;  // advance first: visit may erase e
+      if (!visit(e)) return;
+    }
+  }
+
+ private:
+  std::map<int, std::set<Entry>> buckets_;
+  std::size_t size_ = 0;
+};
+
 class Tiresias final : public Scheduler {
  public:
   Tiresias(const SchedulerParams& p, bool gittins) : gittins_(gittins) {
@@ -86,19 +119,17 @@ class Tiresias final : public Scheduler {
     thresholds_ = o.numbers("thresholds_gpu_s", {3600.0},
                             "queue thresholds on attained GPU-service, GPU-s, increasing (default [3600])");
     for (std::size_t i = 0; i < thresholds_.size(); ++i)
-      if (!(thresholds_[i] > 0) || !std::isfinite(thresholds_[i]) || (i > 0 && thresholds_[i] <= thresholds_[i - 1]))
-        throw InputError("", 0, "scheduler.options.thresholds_gpu_s",
-                         "must be finite, > 0 and strictly increasing");
+      if (!(thresholds_[i] > 0) || !std::isfinite(thresholds_[i]) ||
+          (i > 0 && thresholds_[i] <= thresholds_[i - 1]))
+        bad("thresholds_gpu_s", "> 0 and strictly increasing");
     promote_after_ = o.number("promote_after", 0.0,
                               "STARVELIMIT: a job of a lower queue that waited this many times the time it "
                               "ran goes back to the top queue; 0 = off (default 0)");
-    if (!(promote_after_ >= 0) || !std::isfinite(promote_after_))
-      throw InputError("", 0, "scheduler.options.promote_after", "must be a finite number >= 0");
+    if (!(promote_after_ >= 0) || !std::isfinite(promote_after_)) bad("promote_after", ">= 0");
     if (gittins_) {
       delta_ = o.number("gittins_delta_gpu_s", thresholds_.empty() ? 3600.0 : thresholds_.front(),
                         "Gittins service quantum, GPU-s (default: the first threshold)");
-      if (!(delta_ > 0) || !std::isfinite(delta_))
-        throw InputError("", 0, "scheduler.options.gittins_delta_gpu_s", "must be a finite number > 0");
+      if (!(delta_ > 0) || !std::isfinite(delta_)) bad("gittins_delta_gpu_s", "> 0");
     }
     levels_ = static_cast<int>(thresholds_.size()) + 1;
     waiting_.resize(static_cast<std::size_t>(levels_));
@@ -113,15 +144,14 @@ class Tiresias final : public Scheduler {
     State& s = jobs_[i];
     const JobSpec& j = launcher.job(id);
     s.need = j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1);
-    s.victim_gpus = j.gpus > 0 && j.gpu_milli >= 1000 ? j.gpus : 0;
+    s.victim_gpus = NeedQueue::bucket_of(j);
     s.waiting_since = launcher.now();
     add_waiting(id);
   }
 
   void finished(JobId id) override {
-    State& s = jobs_[static_cast<std::size_t>(id)];
-    if (s.running) remove_running(id);
-    ++s.stint;
+    if (st(id).running) remove_running(id);
+    ++st(id).stint;
     if (gittins_ && launcher_ != nullptr) table_.add(launcher_->progress(id).attained_gpu_s);
   }
 
@@ -132,19 +162,15 @@ class Tiresias final : public Scheduler {
     while (!events_.empty() && std::get<0>(events_.top()) <= now + 1e-9) {
       const auto [t, id, stint] = events_.top();
       events_.pop();
-      State& s = jobs_[static_cast<std::size_t>(id)];
-      if (s.stint != stint) continue;  // stale: started, stopped or finished since
-      if (s.running)
-        demote(launcher, id);
-      else
-        promote(launcher, id);
+      if (st(id).stint != stint) continue;  // stale: started, stopped or finished since
+      st(id).running ? demote(launcher, id) : promote(launcher, id);
     }
     std::vector<JobId> victims;
     const auto picked = decide(launcher, victims);
     for (JobId v : victims) {
       remove_running(v);
       launcher.preempt(v);
-      State& s = jobs_[static_cast<std::size_t>(v)];
+      State& s = st(v);
       s.attained = launcher.progress(v).attained_gpu_s;
       s.preempted_call = call_;
       s.waiting_since = now;
@@ -154,20 +180,14 @@ class Tiresias final : public Scheduler {
     for (JobId w : picked) start(launcher, w);
     // Fill: whatever fits, in priority order; only jobs needing at most the free GPUs are visited.
     const ClusterState& cluster = launcher.cluster();
-    for (int l = 0; l < levels_; ++l) {
-      bool full = false;
-      walk(
-          l, [&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
-          [&](JobId w) {
-            if (launcher.saturated()) {
-              full = true;
-              return false;
-            }
-            if (st(w).preempted_call != call_) start(launcher, w);
+    for (int l = 0; l < levels_ && !launcher.saturated(); ++l)
+      waiting_[static_cast<std::size_t>(l)].walk(
+          [&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
+          [&](const NeedQueue::Entry& e) {
+            if (launcher.saturated()) return false;
+            if (st(e.second).preempted_call != call_) start(launcher, e.second);
             return true;
           });
-      if (full) return;
-    }
   }
 
   std::size_t queued() const override { return queued_; }
@@ -176,78 +196,47 @@ class Tiresias final : public Scheduler {
   struct State {
     int level = 0;
     bool running = false;
-    int need = 0;             ///< whole GPUs it needs (1 for a fractional job)
-    int victim_gpus = 0;      ///< whole GPUs freed by preempting it (0: fractional or CPU-only)
-    int stint = 0;            ///< bumped at every start/stop: invalidates pending wake-ups
-    long preempted_call = -1; ///< schedule() call that preempted it last
-    double key = 0;           ///< its waiting_ key (-Gittins index; 0 for plain tiresias)
-    double attained = 0;      ///< total attained GPU-s when it last stopped (constant while waiting)
-    double base_attained = 0; ///< queue service counts from here (reset by promotion)
-    double base_executed = 0; ///< run time counts from here for STARVELIMIT
-    double waited = 0;        ///< waiting time since the last promotion, before the current wait
+    bool waiting = false;
+    int need = 0;              ///< whole GPUs it needs (1 for a fractional job)
+    int victim_gpus = 0;       ///< whole GPUs freed by preempting it (0: fractional or CPU-only); bucket
+    int stint = 0;             ///< bumped at every start/stop: invalidates pending wake-ups
+    long preempted_call = -1;  ///< schedule() call that preempted it last
+    double key = 0;            ///< its waiting_ key (-Gittins index; 0 for plain tiresias)
+    double attained = 0;       ///< total attained GPU-s when it last stopped (constant while waiting)
+    double base_attained = 0;  ///< queue service counts from here (reset by promotion)
+    double base_executed = 0;  ///< run time counts from here for STARVELIMIT
+    double waited = 0;         ///< waiting time since the last promotion, before the current wait
     double waiting_since = 0;
   };
   using Event = std::tuple<double, JobId, int>;  ///< (time, job, stint)
 
   State& st(JobId id) { return jobs_[static_cast<std::size_t>(id)]; }
-
-  int level_of(double service) const {
-    int l = 0;
-    while (l < levels_ - 1 && service >= thresholds_[static_cast<std::size_t>(l)] - 1e-6) ++l;
-    return l;
+  [[noreturn]] static void bad(const std::string& key, const std::string& what) {
+    throw InputError("", 0, "scheduler.options." + key, "must be finite and " + what);
   }
-
-  /// Bucket of a waiting job: whole GPUs needed, or 0 (fractional / CPU-only: may fit any time).
-  int bucket_of(const State& s) const { return s.victim_gpus > 0 ? s.need : 0; }
 
   void add_waiting(JobId id) {
     State& s = st(id);
     s.key = gittins_ ? -table_.index(s.attained, delta_) : 0.0;
-    waiting_[static_cast<std::size_t>(s.level)][bucket_of(s)].insert({s.key, id});
+    waiting_[static_cast<std::size_t>(s.level)].insert(s.victim_gpus, {s.key, id});
+    s.waiting = true;
     ++queued_;
   }
 
   void remove_waiting(JobId id) {
-    const State& s = st(id);
-    waiting_[static_cast<std::size_t>(s.level)][bucket_of(s)].erase({s.key, id});
+    State& s = st(id);
+    if (!s.waiting) return;
+    waiting_[static_cast<std::size_t>(s.level)].erase(s.victim_gpus, {s.key, id});
+    s.waiting = false;
     --queued_;
   }
 
   void rekey_all() {
-    std::vector<JobId> ids;
-    for (auto& level : waiting_)
-      for (auto& [need, q] : level) {
-        for (const auto& e : q) ids.push_back(e.second);
-        q.clear();
+    for (JobId id = 0; id < static_cast<JobId>(jobs_.size()); ++id)
+      if (st(id).waiting) {
+        remove_waiting(id);
+        add_waiting(id);
       }
-    queued_ = 0;
-    for (JobId id : ids) add_waiting(id);
-  }
-
-  /// Visit the waiting jobs of queue l in priority order, skipping those of buckets above cap()
-  /// (re-read at each step; it may only shrink). visit(id) may remove id; false stops the walk.
-  template <typename Cap, typename Visit>
-  void walk(int l, Cap cap, Visit visit) {
-    using Set = std::set<std::pair<double, JobId>>;
-    struct Cursor {
-      int need;
-      const Set* set;
-      Set::const_iterator it;
-    };
-    std::vector<Cursor> cursors;
-    for (const auto& [need, q] : waiting_[static_cast<std::size_t>(l)])
-      if (!q.empty()) cursors.push_back({need, &q, q.begin()});
-    while (true) {
-      const long c = cap();
-      Cursor* best = nullptr;
-      for (auto& cur : cursors) {
-        if (cur.it == cur.set->end() || cur.need > c) continue;
-        if (best == nullptr || *cur.it < *best->it) best = &cur;
-      }
-      if (best == nullptr) return;
-      const JobId w = (best->it++)->second;  // advance first: visit may erase w
-      if (!visit(w)) return;
-    }
   }
 
   void remove_running(JobId id) {
@@ -265,7 +254,8 @@ class Tiresias final : public Scheduler {
     running_[static_cast<std::size_t>(s.level)].insert(id);
     run_gpus_[static_cast<std::size_t>(s.level)] += s.victim_gpus;
     if (s.level < levels_ - 1 && p.gpus > 0) {  // wake up when it crosses its queue's threshold
-      const double left = thresholds_[static_cast<std::size_t>(s.level)] - (p.attained_gpu_s - s.base_attained);
+      const double left =
+          thresholds_[static_cast<std::size_t>(s.level)] - (p.attained_gpu_s - s.base_attained);
       const double t = launcher.now() + std::max(left, 0.0) / p.gpus;
       events_.emplace(t, id, s.stint);
       launcher.wake_at(t);
@@ -277,7 +267,10 @@ class Tiresias final : public Scheduler {
     if (!launcher.try_start(w)) return;
     remove_waiting(w);
     const JobProgress p = launcher.progress(w);
-    if (!p.running) return;  // dropped by the core (no run time): forget it
+    if (!p.running) {  // dropped by the core (no run time): forget it
+      ++s.stint;
+      return;
+    }
     if (s.level > 0) s.waited += launcher.now() - s.waiting_since;
     add_running(launcher, w, p);
   }
@@ -286,7 +279,11 @@ class Tiresias final : public Scheduler {
     State& s = st(id);
     const JobProgress p = launcher.progress(id);
     remove_running(id);
-    s.level = std::min(levels_ - 1, std::max(s.level + 1, level_of(p.attained_gpu_s - s.base_attained)));
+    int l = s.level + 1;  // at least one queue down (the wake-up was for that); more if it crossed more
+    while (l < levels_ - 1 &&
+           p.attained_gpu_s - s.base_attained >= thresholds_[static_cast<std::size_t>(l)] - 1e-6)
+      ++l;
+    s.level = std::min(l, levels_ - 1);
     add_running(launcher, id, p);
   }
 
@@ -327,8 +324,8 @@ class Tiresias final : public Scheduler {
     if (lowest < 0) return picked;
     long avail = launcher.cluster().free_whole_of(~TypeMask{0});
     std::vector<long> taken(static_cast<std::size_t>(levels_), 0);  // victims' GPUs per queue
-    int vl = lowest;                                                 // victim cursor: queue, then
-    auto vit = running_[static_cast<std::size_t>(vl)].rbegin();      // latest arrival first
+    int vl = lowest;                                                // victim cursor: queue, then
+    auto vit = running_[static_cast<std::size_t>(vl)].rbegin();     // latest arrival first
     auto below = [&](int l) {  // GPUs still preemptible in queues below l
       long b = 0;
       for (int m = l + 1; m < levels_; ++m)
@@ -337,9 +334,10 @@ class Tiresias final : public Scheduler {
     };
     for (int l = 0; l < lowest; ++l) {
       if (avail == 0 && below(l) == 0) break;  // nothing more for this or any later job
-      walk(
-          l, [&] { return avail + below(l); },
-          [&](JobId w) {
+      waiting_[static_cast<std::size_t>(l)].walk(
+          [&] { return avail + below(l); },
+          [&](const NeedQueue::Entry& e) {
+            const JobId w = e.second;
             const long need = st(w).need;
             if (need <= avail) {
               avail -= need;
@@ -375,14 +373,14 @@ class Tiresias final : public Scheduler {
   const Launcher* launcher_ = nullptr;  ///< for finished(): the core outlives the policy's calls
   GittinsTable table_;
   std::vector<State> jobs_;
-  /// Per queue, per bucket (whole GPUs needed; 0 = fractional or CPU-only): (key, id) of the waiting
-  /// jobs. Ids grow in arrival order (the core enqueues jobs by index), so equal keys go FIFO.
-  std::vector<std::map<int, std::set<std::pair<double, JobId>>>> waiting_;
-  std::size_t queued_ = 0;
+  /// Per queue: (key, id) of the waiting jobs. Ids grow in arrival order (the core enqueues jobs by
+  /// index), so equal keys go FIFO.
+  std::vector<NeedQueue> waiting_;
   std::vector<std::set<JobId>> running_;  ///< per queue, by arrival
   std::vector<long> run_gpus_;            ///< per queue: whole GPUs of its running jobs
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;  ///< demotions, promotions
   long call_ = 0;
+  std::size_t queued_ = 0;  ///< waiting jobs, all queues
 };
 
 const SchedulerRegistrar kTiresias{

@@ -109,7 +109,8 @@ TEST_CASE("tiresias-gittins: the higher Gittins index goes first within a queue"
 TEST_CASE("tiresias: an unknown option is an input error naming it") {
   // Options are checked before the simulation starts: no SimGrid engine is created here.
   const std::string bad = "[scheduler.options]\nthresholds = 5\n";
-  CHECK_THROWS_AS(test::simulate_tiny(kOneNode4, kLongShort, "tiresias", "first-fit", bad), fleetsim::InputError);
+  CHECK_THROWS_AS(test::simulate_tiny(kOneNode4, kLongShort, "tiresias", "first-fit", bad),
+                  fleetsim::InputError);
   bool thrown = false;
   try {
     test::simulate_tiny(kOneNode4, kLongShort, "tiresias", "first-fit", bad);

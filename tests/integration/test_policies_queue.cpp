@@ -89,8 +89,9 @@ TEST_CASE("easy-backfill: a short job fills the hole, one that would delay the h
   // end frees 2 + 2 GPUs), with no extra GPUs. S (1 GPU, 30 s) at 20 ends at 50 <= 100: backfilled,
   // 20..50. L (1 GPU, 200 s) at 30 fits now but would end at 230 > 100: refused (fifo-skip would
   // start it). H runs 100..150, then L 150..350.
-  auto r = test::simulate_tiny(kOneNode4, "id,submit,duration,gpus\nA,0,100,2\nH,10,50,4\nS,20,30,1\nL,30,200,1\n",
-                               "easy-backfill", "first-fit");
+  auto r =
+      test::simulate_tiny(kOneNode4, "id,submit,duration,gpus\nA,0,100,2\nH,10,50,4\nS,20,30,1\nL,30,200,1\n",
+                          "easy-backfill", "first-fit");
   CHECK(r.jobs["S"].start == 20);
   CHECK(r.jobs["S"].end == 50);
   CHECK(r.jobs["H"].start == 100);
