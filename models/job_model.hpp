@@ -34,6 +34,12 @@ class JobModel {
                                            std::string& why) const = 0;
   /// Can the model time this job at all (on some GPU type)? Used to skip jobs up front.
   virtual bool can_time(const JobSpec& job, std::string& why) const = 0;
+  /// Speed factor (0, 1] of `job` while it shares a GPU of type `gpu_type` with `other`, if the
+  /// model has a measurement for the pair; nullopt = use the scenario's configured factor.
+  virtual std::optional<double> colocated_speed(const JobSpec& /*job*/, const JobSpec& /*other*/,
+                                                const std::string& /*gpu_type*/) const {
+    return std::nullopt;
+  }
 };
 
 using JobModelRegistry = Registry<JobModel, const JobModelParams&>;

@@ -47,6 +47,17 @@ class ThroughputModel final : public JobModel {
     return *job.steps / (*rate * scale);
   }
 
+  /// From the table's pair entries: this job's rate beside `other` / its rate alone.
+  std::optional<double> colocated_speed(const JobSpec& job, const JobSpec& other,
+                                        const std::string& gpu_type) const override {
+    const std::string type = table_type(gpu_type);
+    if (type.empty()) return std::nullopt;
+    const auto pair = table_.pair_rate(type, job.model, job.gpus, other.model, other.gpus, true);
+    const auto alone = table_.rate(type, job.model, job.gpus, true);
+    if (!pair || !alone || *alone <= 0 || pair->first <= 0) return std::nullopt;
+    return std::min(1.0, pair->first / *alone);
+  }
+
   bool can_time(const JobSpec& job, std::string& why) const override {
     if (!job.steps) {
       why = "no step count in the trace";

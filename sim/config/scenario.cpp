@@ -101,7 +101,10 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"restart_overhead_s", Kind::kFloat,
          "fixed checkpoint-restore cost of a preempted job's restart, s (default 30)"},
         {"restart_s_per_gb", Kind::kFloat, "plus this many seconds per GB of model state (default 0)"},
-        {"state_gb_per_gpu", Kind::kFloat, "model state per GPU of the job, GB (default 0)"}}},
+        {"state_gb_per_gpu", Kind::kFloat, "model state per GPU of the job, GB (default 0)"},
+        {"colocation_slowdown", Kind::kFloat,
+         "speed factor (0, 1] of a job per other job sharing its GPU where the job model has no measured "
+         "pair rate (default 1 = no interference)"}}},
       {"output",
        {{"dir", Kind::kString, "output folder (default results)"},
         {"timeseries", Kind::kBool, "write timeseries.csv (default true)"}}},
@@ -476,6 +479,10 @@ Scenario build(const toml::table& root, const Loader& l) {
   for (const char* k : {"restart_overhead_s", "restart_s_per_gb", "state_gb_per_gpu"})
     if (l.get<double>(et, "execution", k, 0) < 0)
       l.fail(std::string("execution.") + k, et.get(k), "must be >= 0");
+  s.execution.colocation_slowdown =
+      l.get<double>(et, "execution", "colocation_slowdown", s.execution.colocation_slowdown);
+  if (!(s.execution.colocation_slowdown > 0) || s.execution.colocation_slowdown > 1)
+    l.fail("execution.colocation_slowdown", et.get("colocation_slowdown"), "must be in (0, 1]");
   s.scheduler.options = l.options(st, "scheduler.options");
   s.scheduler.placement_options = l.options(st, "scheduler.placement_options");
   const toml::table& ot = root["output"].as_table() ? *root["output"].as_table() : empty;

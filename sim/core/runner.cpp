@@ -90,6 +90,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   parts.restart_overhead_s = sc.execution.restart_overhead_s;
   parts.restart_s_per_gb = sc.execution.restart_s_per_gb;
   parts.state_gb_per_gpu = sc.execution.state_gb_per_gpu;
+  parts.colocation_slowdown = sc.execution.colocation_slowdown;
   if (sc.execution.job_model != "auto" && !job_models().contains(sc.execution.job_model))
     throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
                      "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");

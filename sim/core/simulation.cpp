@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "models/gpu_catalog.hpp"
+#include "sim/core/colocation.hpp"
 #include "sim/platform/platform.hpp"
 #include "workloads/input_error.hpp"
 
@@ -72,9 +73,11 @@ struct RequestKeyHash {
 
 /// Execution state of one job: work is a fraction in [0, 1] done at rate speed / runtime.
 struct Run {
-  double done = 0;     ///< fraction of the work done
-  double runtime = 0;  ///< s for the whole job at speed 1 on its current placement
-  double speed = 1;
+  double done = 0;           ///< fraction of the work done
+  double runtime = 0;        ///< s for the whole job at speed 1 on its current placement
+  double speed = 1;          ///< effective: policy_speed x coloc_speed
+  double policy_speed = 1;   ///< set by the policy (set_speed)
+  double coloc_speed = 1;    ///< from sharing GPUs with other jobs
   double since = 0;          ///< last time `done` was brought up to date
   double overhead_left = 0;  ///< restart overhead still to pay before progress resumes, s
   double attained_gpu_s = 0;
@@ -88,7 +91,7 @@ struct Run {
 
 class Simulation::Impl final : public Launcher {
  public:
-  explicit Impl(SimulationParts p) : parts_(std::move(p)), state_(parts_.cluster) {}
+  explicit Impl(SimulationParts p) : parts_(std::move(p)), state_(parts_.cluster), coloc_(state_) {}
 
   void add_observer(SimObserver& o) { observers_.push_back(&o); }
 
@@ -141,8 +144,10 @@ class Simulation::Impl final : public Launcher {
     if (run.running_index < 0) return;
     advance(id);
     state_.release(allocations_[i]);
+    const auto neighbours = coloc_.remove(id, allocations_[i]);
     allocations_[i] = Allocation{};
     remove_running(id);
+    refresh_colocation(neighbours);
     run.preempted_at = now_;
     ++run.epoch;  // its completion event is now stale
     failed_.clear();
@@ -151,9 +156,10 @@ class Simulation::Impl final : public Launcher {
 
   void set_speed(JobId id, double speed) override {
     Run& run = runs_[static_cast<std::size_t>(id)];
-    if (run.running_index < 0 || !(speed > 0) || speed == run.speed) return;
+    if (run.running_index < 0 || !(speed > 0) || speed == run.policy_speed) return;
     advance(id);
-    run.speed = speed;
+    run.policy_speed = speed;
+    run.speed = run.policy_speed * run.coloc_speed;
     schedule_completion(id);
   }
 
@@ -259,6 +265,8 @@ class Simulation::Impl final : public Launcher {
     rec.leaves = alloc->leaves;
     rec.gpus = r.gpus * (r.milli / 1000.0);
     run.runtime = *runtime;
+    run.policy_speed = 1;
+    run.coloc_speed = 1;
     run.speed = 1;
     run.since = now_;
     run.overhead_left = 0;
@@ -272,9 +280,40 @@ class Simulation::Impl final : public Launcher {
     allocations_[i] = std::move(*alloc);
     run.running_index = static_cast<int>(running_.size());
     running_.push_back(id);
+    const auto neighbours = coloc_.add(id, allocations_[i]);
+    if (!neighbours.empty()) {
+      run.coloc_speed =
+          coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
+      run.speed = run.policy_speed * run.coloc_speed;
+    }
     schedule_completion(id);
+    refresh_colocation(neighbours);
     for (auto* o : observers_) o->on_job_started(rec);
     return true;
+  }
+
+  /// Speed factor of job a while it shares a GPU with job b: the job model's measured pair rate
+  /// where it has one, else the configured execution.colocation_slowdown.
+  double pair_speed(JobId a, JobId b) const {
+    const auto ia = static_cast<std::size_t>(a);
+    const auto v = parts_.job_model->colocated_speed(
+        parts_.jobs[ia], parts_.jobs[static_cast<std::size_t>(b)], records_[ia].gpu_type);
+    return v ? *v : parts_.colocation_slowdown;
+  }
+
+  /// Re-time running jobs whose co-runners changed.
+  void refresh_colocation(const std::vector<JobId>& jobs) {
+    for (JobId j : jobs) {
+      Run& run = runs_[static_cast<std::size_t>(j)];
+      if (run.running_index < 0) continue;
+      const double c = coloc_.speed(j, allocations_[static_cast<std::size_t>(j)],
+                                    [this](JobId a, JobId b) { return pair_speed(a, b); });
+      if (c == run.coloc_speed) continue;
+      advance(j);
+      run.coloc_speed = c;
+      run.speed = run.policy_speed * run.coloc_speed;
+      schedule_completion(j);
+    }
   }
 
   PlacementSummary summarize(const Request& r, const Allocation& a) const {
@@ -414,8 +453,10 @@ class Simulation::Impl final : public Launcher {
     JobRecord& rec = records_[i];
     rec.end_s = now_;
     state_.release(allocations_[i]);
+    const auto neighbours = coloc_.remove(id, allocations_[i]);
     allocations_[i] = Allocation{};
     remove_running(id);
+    refresh_colocation(neighbours);
     failed_.clear();
     ++result_.completed;
     parts_.scheduler->finished(id);
@@ -424,6 +465,7 @@ class Simulation::Impl final : public Launcher {
 
   SimulationParts parts_;
   ClusterState state_;
+  Colocation coloc_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   Platform platform_;
   std::vector<SimObserver*> observers_;

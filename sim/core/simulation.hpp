@@ -30,6 +30,7 @@ struct SimulationParts {
   double restart_overhead_s = 30;  ///< checkpoint-restore cost on restart, s
   double restart_s_per_gb = 0;     ///< plus s per GB of model state
   double state_gb_per_gpu = 0;     ///< model state per GPU, GB
+  double colocation_slowdown = 1;  ///< speed factor per co-located job where the model has no pair rate
 };
 
 struct SimulationResult {

@@ -100,3 +100,27 @@ TEST_CASE("two pools: GPU type reported and a job too big for the cluster is ski
   CHECK(s["skipped"].get<long>() == 1);
   CHECK(s["completed"].get<long>() == 2);
 }
+
+// One node with one GPU; A (t=0) and B (t=50) each ask half of it (gpu_milli 500) for 100 s.
+// With colocation_slowdown 0.5 each runs at half speed while they share the GPU:
+//   A alone 0..50 does half its work; shared 50..150 at speed 0.5 does the other half: A ends 150.
+//   B shared 50..150 does 100 x 0.5 / 100 = half; alone 150..200 does the rest: B ends 200.
+constexpr const char* kOneGpu =
+    "[[cluster.pool]]\nname = \"n\"\nnodes = 1\ngpus_per_node = 1\ngpu = \"T4\"\n";
+constexpr const char* kSharedTrace = "id,submit,duration,gpus,milli\nA,0,100,1,500\nB,50,100,1,500\n";
+
+TEST_CASE("co-located jobs on a shared GPU slow each other by the configured factor") {
+  auto r = test::simulate_tiny(kOneGpu, kSharedTrace, "fifo", "first-fit",
+                               "[execution]\ncolocation_slowdown = 0.5\n", "gpu_milli = \"milli\"\n");
+  CHECK(r.jobs["A"].start == 0);
+  CHECK(r.jobs["A"].end == doctest::Approx(150));
+  CHECK(r.jobs["B"].start == 50);
+  CHECK(r.jobs["B"].end == doctest::Approx(200));
+  CHECK(r.jobs["A"].gpus == doctest::Approx(0.5));
+}
+
+TEST_CASE("co-located jobs without a slowdown factor run at full speed") {
+  auto r = test::simulate_tiny(kOneGpu, kSharedTrace, "fifo", "first-fit", "", "gpu_milli = \"milli\"\n");
+  CHECK(r.jobs["A"].end == doctest::Approx(100));
+  CHECK(r.jobs["B"].end == doctest::Approx(150));
+}
