@@ -14,7 +14,7 @@ const Options::Value* Options::find(const std::string& key, const std::string& d
 double Options::number(const std::string& key, double fallback, const std::string& doc) const {
   const Value* v = find(key, doc);
   if (v == nullptr) return fallback;
-  return parse_double(v->text, file_, v->line, table_ + "." + key);
+  return parse_double(v->text, file_of(*v), v->line, table_ + "." + key);
 }
 
 std::vector<double> Options::numbers(const std::string& key, const std::vector<double>& fallback,
@@ -24,7 +24,7 @@ std::vector<double> Options::numbers(const std::string& key, const std::vector<d
   std::vector<double> out;
   for (const auto& part : split(v->text, ',')) {
     if (trim(part).empty()) continue;
-    out.push_back(parse_double(part, file_, v->line, table_ + "." + key));
+    out.push_back(parse_double(part, file_of(*v), v->line, table_ + "." + key));
   }
   return out;
 }
@@ -39,7 +39,7 @@ bool Options::flag(const std::string& key, bool fallback, const std::string& doc
   if (v == nullptr) return fallback;
   if (v->text == "true") return true;
   if (v->text == "false") return false;
-  throw InputError(file_, v->line, table_ + "." + key, "expected true or false, got '" + v->text + "'");
+  throw InputError(file_of(*v), v->line, table_ + "." + key, "expected true or false, got '" + v->text + "'");
 }
 
 void Options::check_all_used(const std::string& owner) const {
@@ -50,7 +50,7 @@ void Options::check_all_used(const std::string& owner) const {
     std::string msg = "unknown option '" + k + "' for " + owner;
     if (auto best = closest(k, valid); !best.empty()) msg += " (did you mean '" + best + "'?)";
     msg += valid.empty() ? "; it takes no options" : "; valid: " + join(valid, ", ");
-    throw InputError(file_, v.line, table_ + "." + k, msg);
+    throw InputError(file_of(v), v.line, table_ + "." + k, msg);
   }
 }
 

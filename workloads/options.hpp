@@ -11,8 +11,9 @@ namespace fleetsim {
 class Options {
  public:
   struct Value {
-    std::string text;  ///< scalar as written (numbers, booleans, strings) or comma-separated array
-    long line = 0;     ///< line in the scenario (0 = from --set)
+    std::string text;    ///< scalar as written (numbers, booleans, strings) or comma-separated array
+    long line = 0;       ///< line in the scenario (0 = from --set)
+    std::string origin;  ///< where it came from when not the scenario file (e.g. "--set")
   };
 
   Options() = default;
@@ -33,6 +34,7 @@ class Options {
 
  private:
   const Value* find(const std::string& key, const std::string& doc) const;
+  const std::string& file_of(const Value& v) const { return v.origin.empty() ? file_ : v.origin; }
   std::map<std::string, Value> values_;
   std::string file_;
   std::string table_;

@@ -242,6 +242,7 @@ class Loader {
       const std::string fk = full + "." + name;
       Options::Value v;
       v.line = overridden_.count(fk) > 0 ? 0 : static_cast<long>(k.source().begin.line);
+      if (overridden_.count(fk) > 0) v.origin = "--set";
       if (const toml::array* arr = node.as_array()) {
         std::vector<std::string> parts;
         for (const auto& e : *arr) parts.push_back(scalar_text(e, fk));

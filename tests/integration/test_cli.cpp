@@ -207,3 +207,16 @@ TEST_CASE("cli: usage errors exit 2") {
   CHECK(run_fleetsim("run").code == 2);
   CHECK(run_fleetsim("policies").code == 0);
 }
+
+TEST_CASE("cli: a policy option nobody reads is an error naming --set and the valid options") {
+  expect_error(make_case("submit,duration,gpus\n0,1,1\n"),
+               "--set scheduler.policy=tiresias --set scheduler.options.thresholds=5",
+               {"--set", "scheduler.options.thresholds", "thresholds_gpu_s"});
+}
+
+TEST_CASE("cli: a bad policy option value in the file names its line") {
+  std::string sc = kScenario;
+  sc += "[scheduler.options]\nthresholds_gpu_s = \"abc\"\n";
+  sc.replace(sc.find("policy = \"fifo\""), 15, "policy = \"tiresias\"");
+  expect_error(make_case("submit,duration,gpus\n0,1,1\n", sc), "", {"s.toml:21", "thresholds_gpu_s"});
+}
