@@ -76,6 +76,12 @@ void ClusterState::update_node(int n) {
   }
 }
 
+int ClusterState::free_milli(int n) const {
+  int sum = 0;
+  for (int f : nodes_[n].gpu_free) sum += f;
+  return sum;
+}
+
 int ClusterState::free_whole_of(TypeMask types) const {
   int sum = 0;
   for (std::size_t t = 0; t < free_whole_by_type_.size(); ++t)

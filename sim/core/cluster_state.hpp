@@ -56,6 +56,8 @@ class ClusterState {
   // --- dynamic state
   int free_whole(int n) const { return nodes_[n].free_whole; }
   int gpu_free_milli(int n, int g) const { return nodes_[n].gpu_free[g]; }
+  /// Free GPU capacity of node n, thousandths of a GPU summed over its GPUs.
+  int free_milli(int n) const;
   double cpu_free(int n) const { return nodes_[n].cpu_free; }
   double mem_free(int n) const { return nodes_[n].mem_free; }
   /// Sum over all GPUs of allocated thousandths.

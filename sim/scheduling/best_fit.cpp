@@ -36,32 +36,13 @@ class BestFit final : public Placer {
       cap_cpu = std::max(cap_cpu, ns.cpu_milli);
       cap_mem = std::max(cap_mem, ns.memory_mib);
     }
-    int best = -1;
-    double best_score = 0;
-    for (int n = s.first_fit_node(r); n >= 0 && n < s.node_count(); ++n) {
-      if (!s.fits_node(n, r)) continue;
-      double gpu_free = 0;
-      for (int g = 0; g < s.node_gpus(n); ++g) gpu_free += s.gpu_free_milli(n, g);
-      const double score = w_gpu_ * (gpu_free - 1.0 * r.gpus * r.milli) / cap_gpu +
-                           w_cpu_ * (s.cpu_free(n) - r.cpu_milli) / cap_cpu +
-                           w_mem_ * (s.mem_free(n) - r.memory_mib) / cap_mem;
-      if (best < 0 || score < best_score) {
-        best = n;
-        best_score = score;
-      }
-    }
-    if (best >= 0) {
-      Allocation a;
-      s.pick_on_node(best, r, r.gpus, a);
-      s.finalize(r, a);
-      return a;
-    }
-    if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
-    std::vector<int> order(static_cast<std::size_t>(s.node_count()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return s.usable_whole(a, r) > s.usable_whole(b, r); });
-    return spread_in_order(r, s, order);
+    const int best = best_node(r, s, [&](int n) {
+                       return w_gpu_ * (s.free_milli(n) - 1.0 * r.gpus * r.milli) / cap_gpu +
+                              w_cpu_ * (s.cpu_free(n) - r.cpu_milli) / cap_cpu +
+                              w_mem_ * (s.mem_free(n) - r.memory_mib) / cap_mem;
+                     }).first;
+    if (best >= 0) return on_node(r, s, best);
+    return spread_most_free_first(r, s);
   }
 
  private:

@@ -15,38 +15,12 @@ class Consolidate final : public Placer {
  public:
   std::optional<Allocation> place(const Request& r, const ClusterState& s) override {
     if (r.gpus > 0 && r.whole() && s.free_whole_of(r.types) < r.gpus) return std::nullopt;
-    if (auto a = best_single_node(r, s)) return a;
+    if (const int n = best_fit_node(r, s); n >= 0) return on_node(r, s, n);
     if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
     return multi_node(r, s);
   }
 
  private:
-  static std::optional<Allocation> best_single_node(const Request& r, const ClusterState& s) {
-    int first = s.first_fit_node(r);
-    if (first < 0) return std::nullopt;
-    int best = first;
-    int best_left = leftover(r, s, first);
-    for (int n = first + 1; n < s.node_count() && best_left > 0; ++n) {
-      if (!s.fits_node(n, r)) continue;
-      const int left = leftover(r, s, n);
-      if (left < best_left) {
-        best = n;
-        best_left = left;
-      }
-    }
-    Allocation a;
-    s.pick_on_node(best, r, r.gpus, a);
-    s.finalize(r, a);
-    return a;
-  }
-
-  /// Free GPU capacity left on node n after placing r there (thousandths).
-  static int leftover(const Request& r, const ClusterState& s, int n) {
-    int free = 0;
-    for (int g = 0; g < s.node_gpus(n); ++g) free += s.gpu_free_milli(n, g);
-    return free - r.gpus * r.milli;
-  }
-
   std::optional<Allocation> multi_node(const Request& r, const ClusterState& s) {
     // Group usable capacity by leaf.
     by_leaf_.clear();

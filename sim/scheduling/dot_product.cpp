@@ -47,32 +47,15 @@ class DotProduct final : public Placer {
     const double d_cpu = r.cpu_milli / cap_cpu;
     const double d_mem = memory_ ? r.memory_mib / cap_mem : 0.0;
     const double dims = memory_ ? 3.0 : 2.0;
-    int best = -1;
-    double best_score = 0;
-    for (int n = s.first_fit_node(r); n >= 0 && n < s.node_count(); ++n) {
-      if (!s.fits_node(n, r)) continue;
-      double gpu_free = 0;
-      for (int g = 0; g < s.node_gpus(n); ++g) gpu_free += s.gpu_free_milli(n, g);
-      const double score =
-          (gpu_free / cap_gpu * d_gpu + s.cpu_free(n) / cap_cpu * d_cpu + s.mem_free(n) / cap_mem * d_mem) /
-          dims;
-      if (best < 0 || (maximize_ ? score > best_score : score < best_score)) {
-        best = n;
-        best_score = score;
-      }
-    }
-    if (best >= 0) {
-      Allocation a;
-      s.pick_on_node(best, r, r.gpus, a);
-      s.finalize(r, a);
-      return a;
-    }
-    if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
-    std::vector<int> order(static_cast<std::size_t>(s.node_count()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return s.usable_whole(a, r) > s.usable_whole(b, r); });
-    return spread_in_order(r, s, order);
+    const int best = best_node(r, s, [&](int n) {
+                       const double dot =
+                           (s.free_milli(n) / cap_gpu * d_gpu + s.cpu_free(n) / cap_cpu * d_cpu +
+                            s.mem_free(n) / cap_mem * d_mem) /
+                           dims;
+                       return maximize_ ? -dot : dot;
+                     }).first;
+    if (best >= 0) return on_node(r, s, best);
+    return spread_most_free_first(r, s);
   }
 
  private:

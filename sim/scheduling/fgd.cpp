@@ -31,6 +31,7 @@ struct Choice {
   std::uint64_t version = 0;  ///< node version it was computed for (0 = never)
   long long delta = 0;        ///< change of count-weighted F_n(M)
   int gpu = -1;               ///< GPU for a single share; -1 = pick_on_node's choice
+  bool operator<(const Choice& o) const { return delta < o.delta; }  ///< smaller increase is better
 };
 
 struct RequestKey {
@@ -114,43 +115,21 @@ class Fgd final : public Placer {
       memo = &memo_[RequestKey{r.gpus, r.milli, r.types, r.cpu_milli, r.memory_mib}];
       memo->resize(static_cast<std::size_t>(s.node_count()));
     }
-    int best = -1;
-    Choice best_choice;
-    for (int n = s.first_fit_node(r); n >= 0 && n < s.node_count(); ++n) {
-      if (!s.fits_node(n, r)) continue;
-      Choice c;
-      if (memo != nullptr) {
-        const Node& node = nodes_[static_cast<std::size_t>(n)];
-        Choice& m = (*memo)[static_cast<std::size_t>(n)];
-        if (m.version != node.version) {
-          m = evaluate(node.free, node.frag, r, d);
-          m.version = node.version;
-        }
-        c = m;
-      } else {
+    const auto [best, choice] = best_node(r, s, [&](int n) {
+      if (memo == nullptr) {
         const NodeFree f = node_free(s, n);
-        c = evaluate(f, weighted_node_fragmentation(f, d), r, d);
+        return evaluate(f, weighted_node_fragmentation(f, d), r, d);
       }
-      if (best < 0 || c.delta < best_choice.delta) {
-        best = n;
-        best_choice = c;
+      const Node& node = nodes_[static_cast<std::size_t>(n)];
+      Choice& m = (*memo)[static_cast<std::size_t>(n)];
+      if (m.version != node.version) {
+        m = evaluate(node.free, node.frag, r, d);
+        m.version = node.version;
       }
-    }
-    if (best >= 0) {
-      Allocation a;
-      if (best_choice.gpu >= 0)
-        a.slots.push_back({best, best_choice.gpu, r.milli});
-      else
-        s.pick_on_node(best, r, r.gpus, a);
-      s.finalize(r, a);
-      return a;
-    }
-    if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
-    std::vector<int> order(static_cast<std::size_t>(s.node_count()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return s.usable_whole(a, r) > s.usable_whole(b, r); });
-    return spread_in_order(r, s, order);
+      return m;
+    });
+    if (best >= 0) return choice.gpu >= 0 ? on_gpu(r, s, best, choice.gpu) : on_node(r, s, best);
+    return spread_most_free_first(r, s);
   }
 
  private:

@@ -11,12 +11,7 @@ class FirstFit final : public Placer {
  public:
   std::optional<Allocation> place(const Request& r, const ClusterState& s) override {
     if (r.gpus > 0 && r.whole() && s.free_whole_of(r.types) < r.gpus) return std::nullopt;
-    if (const int n = s.first_fit_node(r); n >= 0) {
-      Allocation a;
-      s.pick_on_node(n, r, r.gpus, a);
-      s.finalize(r, a);
-      return a;
-    }
+    if (const int n = s.first_fit_node(r); n >= 0) return on_node(r, s, n);
     if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
     if (order_.size() != static_cast<std::size_t>(s.node_count())) {
       order_.resize(static_cast<std::size_t>(s.node_count()));

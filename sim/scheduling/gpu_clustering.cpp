@@ -38,20 +38,8 @@ class GpuClustering final : public Placer {
     for (int n = 0; n < s.node_count(); ++n)
       tags_[static_cast<std::size_t>(n)].resize(static_cast<std::size_t>(s.node_gpus(n)));
     const Tag tag = static_cast<Tag>(r.gpus) << 11 | static_cast<Tag>(std::min(r.milli, 1000));
-    int best = -1;
-    std::tuple<int, long long> best_key{0, 0};
-    for (int n = s.first_fit_node(r); n >= 0 && n < s.node_count(); ++n) {
-      if (!s.fits_node(n, r)) continue;
-      if (r.gpus == 0) {  // all alike: first fit
-        best = n;
-        break;
-      }
-      const auto key = score(s, n, tag);
-      if (best < 0 || key < best_key) {
-        best = n;
-        best_key = key;
-      }
-    }
+    const int best = r.gpus == 0 ? s.first_fit_node(r)  // all alike: first fit
+                                 : best_node(r, s, [&](int n) { return score(s, n, tag); }).first;
     if (best >= 0) {
       Allocation a;
       const int g = r.gpus == 1 && !r.whole() ? same_tag_gpu(s, best, r.milli, tag) : -1;
@@ -63,12 +51,7 @@ class GpuClustering final : public Placer {
       remember(s, a, tag);
       return a;
     }
-    if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
-    std::vector<int> order(static_cast<std::size_t>(s.node_count()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return s.usable_whole(a, r) > s.usable_whole(b, r); });
-    auto a = spread_in_order(r, s, order);
+    auto a = spread_most_free_first(r, s);
     if (a) remember(s, *a, tag);
     return a;
   }

@@ -25,23 +25,9 @@ class GpuPacking final : public Placer {
  public:
   std::optional<Allocation> place(const Request& r, const ClusterState& s) override {
     if (r.gpus > 0 && r.whole() && s.free_whole_of(r.types) < r.gpus) return std::nullopt;
-    int best = -1;
-    std::tuple<int, long long> best_key{0, 0};
-    for (int n = s.first_fit_node(r); n >= 0 && n < s.node_count(); ++n) {
-      if (!s.fits_node(n, r)) continue;
-      const auto key = score(r, s, n);
-      if (best < 0 || key < best_key) {
-        best = n;
-        best_key = key;
-      }
-      if (r.gpus == 0) break;  // all alike: first fit
-    }
-    if (best >= 0) {
-      Allocation a;
-      s.pick_on_node(best, r, r.gpus, a);
-      s.finalize(r, a);
-      return a;
-    }
+    const int best = r.gpus == 0 ? s.first_fit_node(r)  // all alike: first fit
+                                 : best_node(r, s, [&](int n) { return score(r, s, n); }).first;
+    if (best >= 0) return on_node(r, s, best);
     if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
     std::vector<int> order(static_cast<std::size_t>(s.node_count()));
     std::iota(order.begin(), order.end(), 0);

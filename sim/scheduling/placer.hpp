@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/core/cluster_state.hpp"
@@ -40,6 +41,31 @@ struct PlacerRegistrar {
     placers().add(std::move(name), std::move(description), std::move(f));
   }
 };
+
+/// The fitting node with the smallest score(n) (ties: lowest index) and its score, or {-1, {}}.
+/// Only nodes that fit the whole request are scored (visited through the segment tree).
+template <typename Score>
+auto best_node(const Request& r, const ClusterState& s, Score score) -> std::pair<int, decltype(score(0))> {
+  std::pair<int, decltype(score(0))> best{-1, {}};
+  for (int n = s.first_fit_node(r); n >= 0; n = s.first_fit_node(r, n + 1)) {
+    auto key = score(n);
+    if (best.first < 0 || key < best.second) best = {n, std::move(key)};
+  }
+  return best;
+}
+
+/// Best fit: the fitting node left with the least free GPU capacity after placing r (ties: lowest
+/// index), or -1. Stops early at a perfect fit.
+int best_fit_node(const Request& r, const ClusterState& s);
+
+/// All of r on node n (GPUs chosen by ClusterState::pick_on_node). Precondition: fits_node(n, r).
+Allocation on_node(const Request& r, const ClusterState& s, int n);
+/// r's single share on GPU g of node n (a placer that chose the GPU itself).
+Allocation on_gpu(const Request& r, const ClusterState& s, int n, int g);
+
+/// Fallback for whole-GPU jobs that may span nodes and fit no single node: spread over the nodes
+/// with the most usable GPUs first. nullopt for single-node, fractional or 1-GPU requests.
+std::optional<Allocation> spread_most_free_first(const Request& r, const ClusterState& s);
 
 /// Shared building block: greedy spread over nodes in the given order, taking as many usable
 /// whole GPUs per node as possible. Returns nullopt if the order cannot supply r.gpus.

@@ -47,7 +47,7 @@ class Topology final : public Placer {
  public:
   std::optional<Allocation> place(const Request& r, const ClusterState& s) override {
     if (r.gpus > 0 && r.whole() && s.free_whole_of(r.types) < r.gpus) return std::nullopt;
-    if (auto a = best_single_node(r, s)) return a;
+    if (const int n = best_fit_node(r, s); n >= 0) return on_node(r, s, n);
     if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
     return multi_node(r, s);
   }
@@ -57,25 +57,6 @@ class Topology final : public Placer {
     int total = 0;
     std::vector<std::pair<int, int>> nodes;  // (usable GPUs, node), most usable first
   };
-
-  static std::optional<Allocation> best_single_node(const Request& r, const ClusterState& s) {
-    int best = -1;
-    long long best_left = 0;
-    for (int n = s.first_fit_node(r); n >= 0 && n < s.node_count(); ++n) {
-      if (!s.fits_node(n, r)) continue;
-      long long left = -1LL * r.gpus * r.milli;
-      for (int g = 0; g < s.node_gpus(n); ++g) left += s.gpu_free_milli(n, g);
-      if (best < 0 || left < best_left) {
-        best = n;
-        best_left = left;
-      }
-    }
-    if (best < 0) return std::nullopt;
-    Allocation a;
-    s.pick_on_node(best, r, r.gpus, a);
-    s.finalize(r, a);
-    return a;
-  }
 
   /// Nodes of a leaf chosen to cover `need` GPUs with the fewest nodes (appended to `order`).
   static void leaf_nodes(const Leaf& leaf, int need, std::vector<int>& order) {
