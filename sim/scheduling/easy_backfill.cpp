@@ -60,7 +60,7 @@ class EasyBackfill final : public Scheduler {
     const long free = cluster.free_whole_of(~TypeMask{0});
     auto attempt = [&](JobId j) {  // EASY's test, then start
       const JobSpec& spec = launcher.job(j);
-      const long need = need_of(spec);
+      const long need = NeedQueue::need_of(spec);
       if (NeedQueue::bucket_of(spec) > 0 && need > cluster.free_whole_of(~TypeMask{0})) return;
       const bool before_shadow = now + estimate_[static_cast<std::size_t>(j)] <= shadow + 1e-9;
       if ((before_shadow || need <= extra) && launcher.try_start(j)) {
@@ -96,12 +96,9 @@ class EasyBackfill final : public Scheduler {
       }
       return;
     }
-    queue_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
-                [&](const NeedQueue::Entry& e) {
-                  if (launcher.saturated()) return false;
-                  if (e.second != head) attempt(e.second);
-                  return true;
-                });
+    queue_.for_each_fitting(launcher, [&](const NeedQueue::Entry& e) {
+      if (e.second != head) attempt(e.second);
+    });
   }
 
   std::size_t queued() const override { return queue_.size(); }
@@ -112,8 +109,6 @@ class EasyBackfill final : public Scheduler {
     queue_.erase(bucket, {0.0, j});
     by_estimate_.erase(bucket, {estimate_[static_cast<std::size_t>(j)], j});
   }
-
-  static long need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
 
   static TypeMask mask_of(const JobSpec& j, const ClusterState& c) {
     if (j.gpu_types.empty()) return ~TypeMask{0};
@@ -130,7 +125,7 @@ class EasyBackfill final : public Scheduler {
     const ClusterState& c = launcher.cluster();
     const JobSpec& h = launcher.job(head);
     const TypeMask mask = mask_of(h, c);
-    const long need = need_of(h);
+    const long need = NeedQueue::need_of(h);
     long avail = c.free_whole_of(mask);
     if (avail >= need) return {launcher.now(), avail - need};
     ends_.clear();

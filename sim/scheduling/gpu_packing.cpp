@@ -28,12 +28,7 @@ class GpuPacking final : public Placer {
     const int best = r.gpus == 0 ? s.first_fit_node(r)  // all alike: first fit
                                  : best_node(r, s, [&](int n) { return score(r, s, n); }).first;
     if (best >= 0) return on_node(r, s, best);
-    if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
-    std::vector<int> order(static_cast<std::size_t>(s.node_count()));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return s.usable_whole(a, r) > s.usable_whole(b, r); });
-    return spread_in_order(r, s, order);
+    return spread_most_free_first(r, s);
   }
 
  private:

@@ -52,26 +52,16 @@ class Las final : public Scheduler {
     const double now = launcher.now();
     const bool tick = requested_tick_ >= 0 && now >= requested_tick_ - 1e-9;
     if (tick) requested_tick_ = -1;
-    std::vector<JobId> preempted;
+    std::vector<JobId> stopped;
+    std::vector<NeedQueue::Entry> picked;
     if (tick && !waiting_.empty()) {
-      const auto picked = decide(launcher, preempted);
-      for (JobId v : preempted) {
-        launcher.preempt(v);
-        waiting_.insert(NeedQueue::bucket_of(launcher.job(v)), {launcher.progress(v).attained_gpu_s, v});
-      }
-      for (const auto& e : picked)
-        if (launcher.try_start(e.second)) waiting_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
+      // Victims: whole-GPU running jobs, most attained service first; strictly more than the waiter.
+      picked = plan_preemptions(
+          waiting_, launcher,
+          [&] { return whole_gpu_victims(launcher, [&](JobId r) { return attained(launcher, r); }); },
+          [](const NeedQueue::Entry& e) { return e.first + 1e-9; }, stopped);
     }
-    // Fill: anything else that fits, least attained first; not the jobs preempted just now.
-    const ClusterState& cluster = launcher.cluster();
-    waiting_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
-                  [&](const NeedQueue::Entry& e) {
-                    if (launcher.saturated()) return false;
-                    if (std::find(preempted.begin(), preempted.end(), e.second) == preempted.end() &&
-                        launcher.try_start(e.second))
-                      waiting_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
-                    return true;
-                  });
+    carry_out(waiting_, launcher, picked, stopped, [&](JobId v) { return attained(launcher, v); });
     if (!waiting_.empty() && !launcher.running().empty() && requested_tick_ < 0) {
       double t = (std::floor(now / quantum_s_) + 1) * quantum_s_;
       if (t <= now) t += quantum_s_;
@@ -83,53 +73,7 @@ class Las final : public Scheduler {
   std::size_t queued() const override { return waiting_.size(); }
 
  private:
-  struct Victim {
-    double attained;
-    JobId id;
-    int gpus;
-  };
-
-  static long need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
-
-  /// The target set: waiting jobs to start (least attained first) and running jobs to preempt.
-  std::vector<NeedQueue::Entry> decide(const Launcher& launcher, std::vector<JobId>& victims_out) {
-    std::vector<NeedQueue::Entry> picked;
-    long avail = launcher.cluster().free_whole_of(~TypeMask{0});
-    std::vector<Victim> victims;
-    for (JobId r : launcher.running()) {
-      const JobSpec& j = launcher.job(r);
-      if (j.gpus > 0 && j.gpu_milli >= 1000)
-        victims.push_back({launcher.progress(r).attained_gpu_s, r, j.gpus});
-    }
-    std::sort(victims.begin(), victims.end(), [](const Victim& a, const Victim& b) {
-      return a.attained != b.attained ? a.attained > b.attained : a.id > b.id;
-    });
-    std::vector<long> prefix(victims.size() + 1, 0);  // GPUs of victims[0..k)
-    for (std::size_t k = 0; k < victims.size(); ++k) prefix[k + 1] = prefix[k] + victims[k].gpus;
-    std::size_t taken = 0;
-    waiting_.walk([&] { return avail + prefix.back() - prefix[taken]; },
-                  [&](const NeedQueue::Entry& e) {
-                    const long need = need_of(launcher.job(e.second));
-                    if (need <= avail) {
-                      avail -= need;
-                      picked.push_back(e);
-                      return true;
-                    }
-                    const double bar = e.first + 1e-9;  // victims have strictly more attained service
-                    const auto eligible = static_cast<std::size_t>(
-                        std::partition_point(victims.begin(), victims.end(),
-                                             [bar](const Victim& v) { return v.attained > bar; }) -
-                        victims.begin());
-                    if (eligible <= taken) return avail > 0;  // later jobs have attained more
-                    if (avail + prefix[eligible] - prefix[taken] < need) return true;
-                    while (avail < need) avail += victims[taken++].gpus;
-                    avail -= need;
-                    picked.push_back(e);
-                    return true;
-                  });
-    for (std::size_t k = 0; k < taken; ++k) victims_out.push_back(victims[k].id);
-    return picked;
-  }
+  static double attained(const Launcher& launcher, JobId id) { return launcher.progress(id).attained_gpu_s; }
 
   double quantum_s_;
   double requested_tick_ = -1;  ///< the tick asked for with wake_at (-1: none pending)

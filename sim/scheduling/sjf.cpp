@@ -40,14 +40,9 @@ class Sjf final : public Scheduler {
   }
 
   void schedule(Launcher& launcher) override {
-    const ClusterState& cluster = launcher.cluster();
-    queue_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
-                [&](const NeedQueue::Entry& e) {
-                  if (launcher.saturated()) return false;
-                  if (launcher.try_start(e.second))
-                    queue_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
-                  return true;
-                });
+    queue_.for_each_fitting(launcher, [&](const NeedQueue::Entry& e) {
+      if (launcher.try_start(e.second)) queue_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
+    });
   }
 
   std::size_t queued() const override { return queue_.size(); }

@@ -64,104 +64,27 @@ class Srtf final : public Scheduler {
 
   void schedule(Launcher& launcher) override {
     if (waiting_.empty()) return;
-    std::vector<JobId> preempted;
-    const auto picked = decide(launcher, preempted);
-    for (JobId v : preempted) {
-      const double rem = remaining(launcher, v);
-      launcher.preempt(v);
-      waiting_.insert(NeedQueue::bucket_of(launcher.job(v)), {rem, v});
-    }
-    for (const auto& e : picked)
-      if (launcher.try_start(e.second)) waiting_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
-    // Fill: anything else that fits, shortest first; not the jobs preempted just now.
-    const ClusterState& cluster = launcher.cluster();
-    waiting_.walk([&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
-                  [&](const NeedQueue::Entry& e) {
-                    if (launcher.saturated()) return false;
-                    if (std::find(preempted.begin(), preempted.end(), e.second) == preempted.end() &&
-                        launcher.try_start(e.second))
-                      waiting_.erase(NeedQueue::bucket_of(launcher.job(e.second)), e);
-                    return true;
-                  });
+    std::vector<JobId> stopped;
+    // Victims: whole-GPU running jobs, longest remaining first; longer than the waiter by more
+    // than min_gain_s.
+    const auto picked = plan_preemptions(
+        waiting_, launcher,
+        [&] { return whole_gpu_victims(launcher, [&](JobId r) { return remaining(launcher, r); }); },
+        [&](const NeedQueue::Entry& e) { return e.first + min_gain_s_; }, stopped);
+    carry_out(waiting_, launcher, picked, stopped, [&](JobId v) { return remaining(launcher, v); });
   }
 
   std::size_t queued() const override { return waiting_.size(); }
 
  private:
-  struct Victim {
-    double remaining;
-    JobId id;
-    int gpus;
-  };
-
   double remaining(const Launcher& launcher, JobId id) const {
     return launcher.progress(id).remaining_fraction * estimate_[static_cast<std::size_t>(id)];
   }
-
-  static long need_of(const JobSpec& j) { return j.gpus <= 0 ? 0 : (j.gpu_milli >= 1000 ? j.gpus : 1); }
-
-  /// The running jobs that may be preempted (whole-GPU ones, with more than `bar` s left), longest
-  /// remaining first.
-  void collect_victims(const Launcher& launcher, double bar) {
-    victims_.clear();
-    for (JobId r : launcher.running()) {
-      const JobSpec& j = launcher.job(r);
-      if (j.gpus <= 0 || j.gpu_milli < 1000) continue;
-      const double rem = remaining(launcher, r);
-      if (rem > bar) victims_.push_back({rem, r, j.gpus});
-    }
-    std::sort(victims_.begin(), victims_.end(), [](const Victim& a, const Victim& b) {
-      return a.remaining != b.remaining ? a.remaining > b.remaining : a.id > b.id;
-    });
-    prefix_.assign(victims_.size() + 1, 0);  // GPUs of victims_[0..k)
-    for (std::size_t k = 0; k < victims_.size(); ++k) prefix_[k + 1] = prefix_[k] + victims_[k].gpus;
-  }
-
-  /// The target set: waiting jobs to start (shortest first) and running jobs to preempt for them.
-  /// The victims are only listed once a waiting job does not fit the free GPUs.
-  std::vector<NeedQueue::Entry> decide(const Launcher& launcher, std::vector<JobId>& victims_out) {
-    std::vector<NeedQueue::Entry> picked;
-    long avail = launcher.cluster().free_whole_of(~TypeMask{0});
-    const long total = launcher.cluster().total_gpus();
-    bool listed = false;
-    std::size_t taken = 0;
-    waiting_.walk([&] { return listed ? avail + prefix_.back() - prefix_[taken] : total; },
-                  [&](const NeedQueue::Entry& e) {
-                    const long need = need_of(launcher.job(e.second));
-                    if (need <= avail) {
-                      avail -= need;
-                      picked.push_back(e);
-                      return true;
-                    }
-                    // Victims must be longer than e by more than min_gain_s: a prefix of the list
-                    // (later waiting jobs are longer: the first bar is the lowest).
-                    const double bar = e.first + min_gain_s_;
-                    if (!listed) {
-                      collect_victims(launcher, bar);
-                      listed = true;
-                    }
-                    const auto eligible = static_cast<std::size_t>(
-                        std::partition_point(victims_.begin(), victims_.end(),
-                                             [bar](const Victim& v) { return v.remaining > bar; }) -
-                        victims_.begin());
-                    if (eligible <= taken) return avail > 0;  // later jobs are longer still
-                    if (avail + prefix_[eligible] - prefix_[taken] < need) return true;
-                    while (avail < need) avail += victims_[taken++].gpus;
-                    avail -= need;
-                    picked.push_back(e);
-                    return true;
-                  });
-    for (std::size_t k = 0; k < taken; ++k) victims_out.push_back(victims_[k].id);
-    return picked;
-  }
-
   EstimateError error_;
   double min_gain_s_;
   std::vector<double> estimate_;  ///< per job: estimated total run time, s
   /// (remaining s, id); ids grow in arrival order (the core enqueues jobs by index): ties go FIFO.
   NeedQueue waiting_;
-  std::vector<Victim> victims_;  ///< scratch of decide()
-  std::vector<long> prefix_;     ///< scratch: GPUs of victims_[0..k)
 };
 
 const SchedulerRegistrar kRegistrar{

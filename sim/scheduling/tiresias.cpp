@@ -141,15 +141,10 @@ class Tiresias final : public Scheduler {
     }
     for (JobId w : picked) start(launcher, w);
     // Fill: whatever fits, in priority order; only jobs needing at most the free GPUs are visited.
-    const ClusterState& cluster = launcher.cluster();
     for (int l = 0; l < levels_ && !launcher.saturated(); ++l)
-      waiting_[static_cast<std::size_t>(l)].walk(
-          [&] { return static_cast<long>(cluster.free_whole_of(~TypeMask{0})); },
-          [&](const NeedQueue::Entry& e) {
-            if (launcher.saturated()) return false;
-            if (st(e.second).preempted_call != call_) start(launcher, e.second);
-            return true;
-          });
+      waiting_[static_cast<std::size_t>(l)].for_each_fitting(launcher, [&](const NeedQueue::Entry& e) {
+        if (st(e.second).preempted_call != call_) start(launcher, e.second);
+      });
   }
 
   std::size_t queued() const override { return queued_; }
