@@ -31,6 +31,9 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
     const Shape shape{n.type, ns.gpus, ns.cpu_milli, ns.memory_mib};
     if (std::find(shapes_.begin(), shapes_.end(), shape) == shapes_.end()) shapes_.push_back(shape);
     total_gpus_ += ns.gpus;
+    largest_.gpu_milli = std::max(largest_.gpu_milli, 1000.0 * ns.gpus);
+    largest_.cpu_milli = std::max(largest_.cpu_milli, ns.cpu_milli);
+    largest_.memory_mib = std::max(largest_.memory_mib, ns.memory_mib);
     nodes_.push_back(std::move(n));
   }
   total_by_type_.assign(free_whole_by_type_.begin(), free_whole_by_type_.end());

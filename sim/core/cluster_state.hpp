@@ -52,6 +52,12 @@ class ClusterState {
   int node_gpus(int n) const { return static_cast<int>(nodes_[n].gpu_free.size()); }
   const ClusterSpec& spec() const { return spec_; }
   int total_gpus() const { return total_gpus_; }
+  /// The largest GPU capacity (thousandths), CPU (thousandths) and memory (MiB) of any node, each at
+  /// least 1: the normalisation scale of multi-resource scores.
+  struct Scale {
+    double gpu_milli = 1, cpu_milli = 1, memory_mib = 1;
+  };
+  const Scale& largest_node() const { return largest_; }
 
   // --- dynamic state
   int free_whole(int n) const { return nodes_[n].free_whole; }
@@ -117,6 +123,7 @@ class ClusterState {
   };
 
   ClusterSpec spec_;
+  Scale largest_;
   std::vector<Shape> shapes_;
   std::vector<long long> total_by_type_;
   std::vector<Node> nodes_;

@@ -201,22 +201,26 @@ class Simulation::Impl final : public Launcher {
   std::optional<double> estimated_runtime(JobId id) const override {
     const auto i = static_cast<std::size_t>(id);
     if (estimates_[i] >= 0) return estimates_[i];
-    // Nominal placement: the first allowed GPU type of the cluster, consolidated where one node
-    // can hold the job.
+    // Nominal placement: the first allowed GPU type of the cluster.
     const Request& r = requests_[i];
-    PlacementSummary where;
+    int type = 0;
+    while (type < state_.type_count() && (r.types & (TypeMask{1} << type)) == 0) ++type;
+    const auto v = estimated_runtime_on(id, type < state_.type_count() ? type : 0);
+    if (v) estimates_[i] = *v;
+    return v;
+  }
+
+  std::optional<double> estimated_runtime_on(JobId id, int gpu_type) const override {
+    const auto i = static_cast<std::size_t>(id);
+    const Request& r = requests_[i];
+    if (gpu_type < 0 || gpu_type >= state_.type_count()) return std::nullopt;
+    if (r.gpus > 0 && (r.types & (TypeMask{1} << gpu_type)) == 0) return std::nullopt;
+    PlacementSummary where;  // consolidated: one node where the job fits one
     where.gpus = r.gpus;
     where.gpu_milli = r.milli;
-    for (int t = 0; t < state_.type_count(); ++t)
-      if (r.types & (TypeMask{1} << t)) {
-        where.gpu_type = state_.type_name(t);
-        break;
-      }
+    where.gpu_type = state_.type_name(gpu_type);
     std::string why;
-    const auto v = parts_.job_model->run_time_s(parts_.jobs[i], where, why);
-    if (!v) return std::nullopt;
-    estimates_[i] = *v;
-    return *v;
+    return parts_.job_model->run_time_s(parts_.jobs[i], where, why);
   }
 
   const std::vector<JobId>& running() const override {

@@ -30,12 +30,7 @@ class BestFit final : public Placer {
 
   std::optional<Allocation> place(const Request& r, const ClusterState& s) override {
     if (r.gpus > 0 && r.whole() && s.free_whole_of(r.types) < r.gpus) return std::nullopt;
-    double cap_gpu = 1, cap_cpu = 1, cap_mem = 1;
-    for (const auto& ns : s.spec().nodes) {
-      cap_gpu = std::max(cap_gpu, 1000.0 * ns.gpus);
-      cap_cpu = std::max(cap_cpu, ns.cpu_milli);
-      cap_mem = std::max(cap_mem, ns.memory_mib);
-    }
+    const auto& [cap_gpu, cap_cpu, cap_mem] = s.largest_node();
     const int best = best_node(r, s, [&](int n) {
                        return w_gpu_ * (s.free_milli(n) - 1.0 * r.gpus * r.milli) / cap_gpu +
                               w_cpu_ * (s.cpu_free(n) - r.cpu_milli) / cap_cpu +

@@ -6,15 +6,13 @@
 // of time job j should spend on type k, chosen to maximise the smallest normalised effective
 // throughput scale_j * sum_k X[j][k] * T[j][k] / T_eq[j] (T_eq: the job's throughput on an equal,
 // type-proportional share), then to use spare capacity (second stage, see gavel_lp.hpp).
-// Per-type throughputs T[j][k] (steps/s of the job's model at its GPU count, consolidated) come
-// from the Gavel table given by the `throughputs` knob, looked up like the throughput job model
-// does (a scale the table lacks uses the largest smaller measured one; a GPU type the table lacks
-// is extrapolated from its v100 rate by catalog FP32 peak). Without the knob, or for a job whose
-// model is not in the table, all types count as equally fast: the policy is then max-min
-// fairness over GPU time (every job's GPU share equalised, scale factors included). Types a job
-// may not use (its gpu_type list) or that hold fewer GPUs than it needs get X = 0. The policy
-// cannot see the job model, so with the table it assumes the table is what the job model uses
-// (scenario execution.throughputs); multi-node (unconsolidated) slowdowns are ignored here.
+// Per-type throughputs T[j][k] are 1 / (the job's run time alone on type k), from the scenario's
+// own job model (Launcher::estimated_runtime_on: with the throughput model, the Gavel table's
+// steps/s; a constant per job cancels in the normalised LP). Where the model gives the same time
+// on every type (e.g. trace durations) the policy is max-min fairness over GPU time. Types a job
+// may not use (its GPU-type constraint) get X = 0; a job the model cannot time on any type counts
+// every type as equally fast (placement still honours its constraint). Multi-node (unconsolidated) slowdowns
+// are ignored here.
 //
 // Rounds. Gavel realises X with rounds of `round_s`: at each round boundary, every (job, type)
 // pair with X > 0 gets priority X[j][k] / (share of the job's rounds so far spent on type k)
@@ -35,8 +33,6 @@
 //
 // Knobs ([scheduler.options]):
 //   round_s      round length, s (default 360: Gavel's 6-minute rounds)
-//   throughputs  Gavel-format throughput table (JSON) for per-type speeds; path as given
-//                (relative to the working directory). Default: none (all types equally fast).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -44,12 +40,10 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu_catalog.hpp"
 #include "sim/core/cluster_state.hpp"
 #include "sim/scheduling/gavel_lp.hpp"
 #include "sim/scheduling/scheduler.hpp"
 #include "workloads/input_error.hpp"
-#include "workloads/throughput_table.hpp"
 
 namespace fleetsim {
 namespace {
@@ -60,11 +54,8 @@ class Gavel final : public Scheduler {
  public:
   explicit Gavel(const Options& o)
       : round_s_(o.number("round_s", 360, "round length in seconds (allocation realised round by round)")) {
-    const std::string path = o.text(
-        "throughputs", "", "Gavel throughput table (JSON) for per-GPU-type speeds; default: all equal");
     if (!(round_s_ > 0) || !std::isfinite(round_s_))
       throw InputError("", 0, "scheduler.options.round_s", "must be > 0, got " + std::to_string(round_s_));
-    if (!path.empty()) table_ = ThroughputTable::load(path);
   }
 
   void enqueue(JobId id, const Launcher& launcher) override {
@@ -72,7 +63,7 @@ class Gavel final : public Scheduler {
     const auto need = static_cast<std::size_t>(id) + 1;
     if (jobs_.size() < need) jobs_.resize(need);
     Job& job = jobs_[static_cast<std::size_t>(id)];
-    job.speed = speeds(launcher.job(id), launcher.cluster());
+    job.speed = speeds(id, launcher);
     job.received.assign(capacity_.size(), 0);
     job.active = true;
     active_.push_back(id);
@@ -128,47 +119,23 @@ class Gavel final : public Scheduler {
     for (int n = 0; n < cluster.node_count(); ++n)
       if (cluster.node_type(n) >= 0)
         capacity_[static_cast<std::size_t>(cluster.node_type(n))] += cluster.node_gpus(n);
-    for (int k = 0; k < cluster.type_count(); ++k) {
-      std::string key;  // the table's name for this catalog type
-      if (table_)
-        for (const auto& t : table_->gpu_types())
-          if (const GpuSpec* g = find_gpu(t); g != nullptr && g->name == cluster.type_name(k)) key = t;
-      table_types_.push_back(key);
-    }
   }
 
-  /// Per-type throughput of a job (see the header); all 1 where nothing better is known.
-  std::vector<double> speeds(const JobSpec& spec, const ClusterState& cluster) const {
-    const auto types = capacity_.size();
-    std::vector<double> s(types, 0.0);
-    for (std::size_t k = 0; k < types; ++k) {
-      const std::string& name = cluster.type_name(static_cast<int>(k));
-      const bool allowed = spec.gpu_types.empty() || std::find(spec.gpu_types.begin(), spec.gpu_types.end(),
-                                                               name) != spec.gpu_types.end();
-      if (allowed) s[k] = table_ && spec.gpus > 0 ? table_rate(spec, k, name) : 1.0;
-    }
-    if (std::all_of(s.begin(), s.end(), [](double v) { return v <= 0; }))  // unknown: equal speeds
-      for (std::size_t k = 0; k < types; ++k) {
-        const std::string& name = cluster.type_name(static_cast<int>(k));
-        s[k] = spec.gpu_types.empty() ||
-                       std::find(spec.gpu_types.begin(), spec.gpu_types.end(), name) != spec.gpu_types.end()
-                   ? 1.0
-                   : 0.0;
+  /// Per-type throughput of a job (see the header): 1 / run time alone on the type, 0 where it
+  /// may not run; equal speeds everywhere if the model cannot time it on any type.
+  static std::vector<double> speeds(JobId id, const Launcher& launcher) {
+    const int types = launcher.cluster().type_count();
+    std::vector<double> s(static_cast<std::size_t>(types), 0.0);
+    bool timed = false;
+    for (int k = 0; k < types; ++k) {
+      const auto t = launcher.estimated_runtime_on(id, k);
+      if (t && *t > 0) {
+        s[static_cast<std::size_t>(k)] = 1.0 / *t;
+        timed = true;
       }
-    return s;
-  }
-
-  double table_rate(const JobSpec& spec, std::size_t k, const std::string& name) const {
-    if (!table_->has_job_type(spec.model)) return 0;
-    if (!table_types_[k].empty()) {
-      const auto r = table_->rate_up_to(table_types_[k], spec.model, spec.gpus, true);
-      return r ? r->rate : 0.0;
     }
-    const GpuSpec* g = find_gpu(name);  // not in the table: scale the v100 rate by FP32 peak
-    const GpuSpec* ref = find_gpu("v100");
-    const auto r = table_->rate_up_to("v100", spec.model, spec.gpus, true);
-    if (g == nullptr || ref == nullptr || !r || ref->fp32_tflops <= 0) return 0;
-    return r->rate * g->fp32_tflops / ref->fp32_tflops;
+    if (!timed) s.assign(s.size(), 1.0);  // placement still honours its type constraint
+    return s;
   }
 
   void drop(JobId id) {
@@ -260,11 +227,9 @@ class Gavel final : public Scheduler {
   }
 
   double round_s_;
-  std::optional<ThroughputTable> table_;
-  std::vector<std::string> table_types_;  ///< per cluster type: its key in the table ("" if absent)
-  std::vector<double> capacity_;          ///< GPUs per cluster type
-  std::vector<Job> jobs_;                 ///< per job id
-  std::vector<JobId> active_;             ///< queued + running, arrival order
+  std::vector<double> capacity_;  ///< GPUs per cluster type
+  std::vector<Job> jobs_;         ///< per job id
+  std::vector<JobId> active_;     ///< queued + running, arrival order
   std::size_t running_count_ = 0;
   bool dirty_ = false;
   bool initialized_ = false;

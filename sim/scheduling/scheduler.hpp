@@ -58,6 +58,10 @@ class Launcher {
   /// Total run time of the job alone on its best nominal placement (an oracle for SJF-like
   /// policies; from the job model), s; nullopt if the model cannot time it.
   virtual std::optional<double> estimated_runtime(JobId id) const = 0;
+  /// The same on one cluster GPU type (index into cluster().type_name()); nullopt if the job may
+  /// not use that type or the model cannot time it there. Heterogeneity-aware policies use it, so
+  /// they see the very job model the simulation runs.
+  virtual std::optional<double> estimated_runtime_on(JobId id, int gpu_type) const = 0;
   /// Jobs running now (any order).
   virtual const std::vector<JobId>& running() const = 0;
   virtual const ClusterState& cluster() const = 0;

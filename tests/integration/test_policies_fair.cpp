@@ -28,13 +28,12 @@ const char* kRates =
 // E (1000 steps) comes first in the trace, F (4000 steps) second, both at t = 0.
 const char* kTypedTrace = "id,submit,duration,gpus,steps,model\nE,0,1,1,1000,Even\nF,0,1,1,4000,Fast\n";
 
-/// The V100/K80 case with the throughput job model (and, for gavel, the same table as its knob).
+/// The V100/K80 case with the throughput job model (gavel sees its rates through the launcher).
 test::TinyRun run_typed(const std::string& policy) {
   const auto dir = test::temp_dir("rates");
   const auto rates = (dir / "rates.json").string();
   test::write_file(rates, kRates);
   std::string extra = "[execution]\njob_model = \"throughput\"\nthroughputs = \"" + rates + "\"\n";
-  if (policy == "gavel") extra += "[scheduler.options]\nthroughputs = \"" + rates + "\"\n";
   auto r = test::simulate_tiny(kV100AndK80, kTypedTrace, policy, "first-fit", extra,
                                "steps = \"steps\"\nmodel = \"model\"\n");
   std::filesystem::remove_all(dir);
