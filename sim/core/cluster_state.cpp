@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "workloads/input_error.hpp"
 
@@ -253,61 +252,50 @@ void ClusterState::pick_on_node(int n, const Request& r, int gpus, Allocation& o
 }
 
 void ClusterState::finalize(const Request& r, Allocation& a) const {
-  std::set<int> nodes, leaves;
-  for (const auto& s : a.slots) {
-    nodes.insert(s.node);
-    leaves.insert(nodes_[s.node].leaf);
+  // Distinct nodes and leaves without allocating: a slot counts if no earlier slot shares it
+  // (allocations hold at most a few dozen slots).
+  a.nodes = 0;
+  a.leaves = 0;
+  for (std::size_t i = 0; i < a.slots.size(); ++i) {
+    const int n = a.slots[i].node;
+    bool new_node = true, new_leaf = true;
+    for (std::size_t j = 0; j < i && (new_node || new_leaf); ++j) {
+      new_node = new_node && a.slots[j].node != n;
+      new_leaf = new_leaf && nodes_[a.slots[j].node].leaf != nodes_[n].leaf;
+    }
+    a.nodes += new_node ? 1 : 0;
+    a.leaves += new_leaf ? 1 : 0;
   }
-  a.nodes = static_cast<int>(nodes.size());
-  a.leaves = static_cast<int>(leaves.size());
   a.cpu_milli = r.cpu_milli;
   a.memory_mib = r.memory_mib;
 }
 
 void ClusterState::allocate(const Allocation& a) {
-  const int gpus = static_cast<int>(
-      std::count_if(a.slots.begin(), a.slots.end(), [](const Slot& s) { return s.gpu >= 0; }));
-  std::vector<int> touched;
-  for (const auto& s : a.slots) {
-    Node& node = nodes_[s.node];
-    const double frac = gpus > 0 ? (s.gpu >= 0 ? 1.0 / gpus : 0.0) : 1.0;
-    node.cpu_free -= a.cpu_milli * frac;
-    node.mem_free -= a.memory_mib * frac;
-    if (s.gpu >= 0) {
-      const bool was_whole = node.gpu_free[s.gpu] >= 1000;
-      node.gpu_free[s.gpu] -= s.milli;
-      used_milli_ += s.milli;
-      if (was_whole && node.type >= 0) --free_whole_by_type_[node.type];
-    }
-    touched.push_back(s.node);
-  }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (int n : touched) {
-    refresh_node_max(nodes_[n]);
-    update_node(n);
-  }
+  apply(a, -1);
+}
+void ClusterState::release(const Allocation& a) {
+  apply(a, +1);
 }
 
-void ClusterState::release(const Allocation& a) {
-  const int gpus = static_cast<int>(
-      std::count_if(a.slots.begin(), a.slots.end(), [](const Slot& s) { return s.gpu >= 0; }));
-  std::vector<int> touched;
+void ClusterState::apply(const Allocation& a, int sign) {
+  const auto gpus = std::count_if(a.slots.begin(), a.slots.end(), [](const Slot& s) { return s.gpu >= 0; });
   for (const auto& s : a.slots) {
     Node& node = nodes_[s.node];
-    const double frac = gpus > 0 ? (s.gpu >= 0 ? 1.0 / gpus : 0.0) : 1.0;
-    node.cpu_free += a.cpu_milli * frac;
-    node.mem_free += a.memory_mib * frac;
-    if (s.gpu >= 0) {
-      node.gpu_free[s.gpu] += s.milli;
-      used_milli_ -= s.milli;
-      if (node.gpu_free[s.gpu] >= 1000 && node.type >= 0) ++free_whole_by_type_[node.type];
-    }
-    touched.push_back(s.node);
+    // CPU and memory are split over the job's GPUs (all of it on a CPU-only slot).
+    const double frac = gpus > 0 ? (s.gpu >= 0 ? 1.0 / static_cast<double>(gpus) : 0.0) : 1.0;
+    node.cpu_free += sign * a.cpu_milli * frac;
+    node.mem_free += sign * a.memory_mib * frac;
+    if (s.gpu < 0) continue;
+    const bool was_whole = node.gpu_free[s.gpu] >= 1000;
+    node.gpu_free[s.gpu] += sign * s.milli;
+    used_milli_ -= sign * s.milli;
+    const bool is_whole = node.gpu_free[s.gpu] >= 1000;
+    if (node.type >= 0) free_whole_by_type_[node.type] += (is_whole ? 1 : 0) - (was_whole ? 1 : 0);
   }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (int n : touched) {
+  // Refresh each touched node once per run of its slots (placers group a node's slots).
+  for (std::size_t i = 0; i < a.slots.size(); ++i) {
+    const int n = a.slots[i].node;
+    if (i + 1 < a.slots.size() && a.slots[i + 1].node == n) continue;
     refresh_node_max(nodes_[n]);
     update_node(n);
   }

@@ -109,6 +109,8 @@ class ClusterState {
     TypeMask types = 0;
   };
 
+  /// Take (sign -1) or give back (sign +1) an allocation's resources.
+  void apply(const Allocation& a, int sign);
   void update_node(int n);
   void refresh_node_max(Node& node);
   int descend(int idx, int lo, int hi, const Request& r, int from) const;

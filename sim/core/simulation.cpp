@@ -73,11 +73,11 @@ struct RequestKeyHash {
 
 /// Execution state of one job: work is a fraction in [0, 1] done at rate speed / runtime.
 struct Run {
-  double done = 0;           ///< fraction of the work done
-  double runtime = 0;        ///< s for the whole job at speed 1 on its current placement
-  double speed = 1;          ///< effective: policy_speed x coloc_speed
-  double policy_speed = 1;   ///< set by the policy (set_speed)
-  double coloc_speed = 1;    ///< from sharing GPUs with other jobs
+  double done = 0;          ///< fraction of the work done
+  double runtime = 0;       ///< s for the whole job at speed 1 on its current placement
+  double policy_speed = 1;  ///< set by the policy (set_speed)
+  double coloc_speed = 1;   ///< from sharing GPUs with other jobs
+  double speed() const { return policy_speed * coloc_speed; }
   double since = 0;          ///< last time `done` was brought up to date
   double overhead_left = 0;  ///< restart overhead still to pay before progress resumes, s
   double attained_gpu_s = 0;
@@ -159,7 +159,6 @@ class Simulation::Impl final : public Launcher {
     if (run.running_index < 0 || !(speed > 0) || speed == run.policy_speed) return;
     advance(id);
     run.policy_speed = speed;
-    run.speed = run.policy_speed * run.coloc_speed;
     schedule_completion(id);
   }
 
@@ -184,7 +183,7 @@ class Simulation::Impl final : public Launcher {
     if (p.running) {
       const double dt = now_ - run.since;
       const double work_dt = std::max(0.0, dt - run.overhead_left);
-      done = std::min(1.0, done + work_dt * run.speed / run.runtime);
+      done = std::min(1.0, done + work_dt * run.speed() / run.runtime);
       attained += dt * rec.gpus;
       executed += dt;
       p.gpus = rec.gpus;
@@ -271,7 +270,6 @@ class Simulation::Impl final : public Launcher {
     run.runtime = *runtime;
     run.policy_speed = 1;
     run.coloc_speed = 1;
-    run.speed = 1;
     run.since = now_;
     run.overhead_left = 0;
     if (restart) {
@@ -288,7 +286,6 @@ class Simulation::Impl final : public Launcher {
     if (!neighbours.empty()) {
       run.coloc_speed =
           coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
-      run.speed = run.policy_speed * run.coloc_speed;
     }
     schedule_completion(id);
     refresh_colocation(neighbours);
@@ -315,7 +312,6 @@ class Simulation::Impl final : public Launcher {
       if (c == run.coloc_speed) continue;
       advance(j);
       run.coloc_speed = c;
-      run.speed = run.policy_speed * run.coloc_speed;
       schedule_completion(j);
     }
   }
@@ -336,7 +332,7 @@ class Simulation::Impl final : public Launcher {
 
   static double end_time(const Run& run) {
     const double left = std::max(0.0, 1.0 - run.done);
-    return run.since + run.overhead_left + (run.runtime > 0 ? left * run.runtime / run.speed : 0.0);
+    return run.since + run.overhead_left + (run.runtime > 0 ? left * run.runtime / run.speed() : 0.0);
   }
 
   /// Bring a running job's progress up to now.
@@ -347,7 +343,7 @@ class Simulation::Impl final : public Launcher {
     if (dt <= 0) return;
     const double overhead = std::min(dt, run.overhead_left);
     run.overhead_left -= overhead;
-    if (run.runtime > 0) run.done = std::min(1.0, run.done + (dt - overhead) * run.speed / run.runtime);
+    if (run.runtime > 0) run.done = std::min(1.0, run.done + (dt - overhead) * run.speed() / run.runtime);
     run.attained_gpu_s += dt * records_[i].gpus;
     run.executed_s += dt;
     run.since = now_;
