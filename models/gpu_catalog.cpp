@@ -125,6 +125,22 @@ std::vector<GpuSpec> make_catalog() {
                .nvlink_gen = 2,
                .nvlink_gbs = 300});
 
+  // Tesla V100 PCIe 32 GB. NVIDIA "Tesla V100 GPU Accelerator" datasheet (V100 PCIe column):
+  // 14 TFLOP/s FP32, 112 FP16 tensor, 32 GB HBM2 at 900 GB/s, 250 W, no NVLink; 80 SMs, 1380 MHz
+  // boost, 6 MB L2. nvidia-smi: "Tesla V100-PCIE-32GB" (the NeuSight microbenchmarks' V100).
+  c.push_back({.name = "V100-PCIE-32GB",
+               .aliases = {"V100-PCIe", "V100-PCIE-16GB"},
+               .vendor = "NVIDIA",
+               .fp32_tflops = 14,
+               .fp16_tflops = 112,
+               .memory_gib = 32,
+               .memory_bw_gbs = 900,
+               .sms = 80,
+               .boost_clock_mhz = 1380,
+               .l2_mib = 6,
+               .tdp_w = 250,
+               .idle_w = 30});
+
   // Tesla T4. NVIDIA "T4 Tensor Core GPU" datasheet (Turing): 8.1 TFLOP/s FP32, 65 FP16 tensor,
   // 16 GB GDDR6 at 320 GB/s, 70 W, 40 SMs, 1590 MHz boost, 4 MB L2.
   c.push_back({.name = "T4",
@@ -215,11 +231,31 @@ std::vector<GpuSpec> make_catalog() {
                .nvlink_gen = 3,
                .nvlink_gbs = 600});
 
+  // A100 PCIe 80 GB. NVIDIA "A100 Tensor Core GPU" datasheet (A100 80GB PCIe column): compute as
+  // above, 80 GB HBM2e at 1,935 GB/s, 300 W, NVLink bridge for two GPUs 600 GB/s.
+  // nvidia-smi: "NVIDIA A100 80GB PCIe".
+  c.push_back({.name = "A100-80GB-PCIe",
+               .aliases = {"A100 80GB PCIe", "A100-PCIE-80GB"},
+               .vendor = "NVIDIA",
+               .fp32_tflops = 19.5,
+               .tf32_tflops = 156,
+               .fp16_tflops = 312,
+               .bf16_tflops = 312,
+               .memory_gib = 80,
+               .memory_bw_gbs = 1935,
+               .sms = 108,
+               .boost_clock_mhz = 1410,
+               .l2_mib = 40,
+               .tdp_w = 300,
+               .idle_w = 40,
+               .nvlink_gen = 3,
+               .nvlink_gbs = 600});
+
   // H100 SXM5 80 GB. NVIDIA "H100 Tensor Core GPU" datasheet (H100 SXM column): 67 TFLOP/s FP32,
   // TF32 989 / BF16 1,979 / FP16 1,979 with sparsity (halved here for dense), 80 GB HBM3 at
   // 3.35 TB/s, up to 700 W, NVLink 4 = 900 GB/s; 132 SMs, 1980 MHz boost, 50 MB L2 (Hopper whitepaper).
   c.push_back({.name = "H100",
-               .aliases = {"H100-SXM", "H100-SXM5-80GB", "H100-80GB"},
+               .aliases = {"H100-SXM", "H100-SXM5-80GB", "H100-80GB", "H100 80GB HBM3"},
                .vendor = "NVIDIA",
                .fp32_tflops = 67,
                .tf32_tflops = 494.5,

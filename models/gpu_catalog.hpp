@@ -37,4 +37,14 @@ const GpuSpec& gpu_spec(std::string_view name, const std::string& file = "", lon
 /// Canonical names, for messages and `fleetsim policies`.
 std::vector<std::string> gpu_names();
 
+/// Reads a device file in the NeuSight schema: `Device` (name as nvidia-smi prints it), `Dev_Mem` (GB),
+/// `Mem_Bw` (GB/s), `Num_Sm`, `Core_Per_SM`, `Freq` (MHz), `SingleFLOPs` (FP32 GFLOP/s), `L2Cache` (MB).
+/// The file's figures win; a device the catalog knows keeps its canonical name and the catalog's other
+/// fields (tensor peaks, TDP, NVLink); an unknown one is named by its `Device` string, with tensor
+/// peaks unknown (0) and FP16 at the FP32 rate. Errors (missing file, not JSON, missing or
+/// non-numeric key) name the file and the key.
+GpuSpec load_device_file(const std::string& path);
+/// All `*.json` device files of a directory, sorted by file name.
+std::vector<GpuSpec> load_device_dir(const std::string& dir);
+
 }  // namespace fleetsim

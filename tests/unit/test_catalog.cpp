@@ -1,6 +1,7 @@
 // GPU catalog: lookups, aliases, case-insensitivity, suggestions and sanity of every entry.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -160,4 +161,91 @@ TEST_CASE("catalog: spot-check datasheet values") {
   CHECK(find_gpu("T4")->tdp_w == doctest::Approx(70));
   CHECK(find_gpu("L4")->fp32_tflops == doctest::Approx(30.3));
   CHECK(find_gpu("MI250")->vendor == "AMD");
+}
+
+TEST_CASE("catalog: NeuSight and nvidia-smi device strings resolve") {
+  CHECK(canonical("Tesla V100-PCIE-32GB") == "V100-PCIE-32GB");
+  CHECK(canonical("NVIDIA A100-PCIE-40GB") == "A100-40GB");
+  CHECK(canonical("NVIDIA A100-SXM4-40GB") == "A100-SXM4-40GB");
+  CHECK(canonical("NVIDIA A100 80GB PCIe") == "A100-80GB-PCIe");
+  CHECK(canonical("NVIDIA H100 80GB HBM3") == "H100");
+  CHECK(canonical("NVIDIA L4") == "L4");
+  CHECK(canonical("Tesla P100-PCIE-16GB") == "P100");
+  CHECK(canonical("Tesla P4") == "P4");
+  CHECK(canonical("Tesla T4") == "T4");
+  // The PCIe V100 is a slower part than the SXM2 one the Gavel/openb traces name.
+  CHECK(find_gpu("V100-PCIE-32GB")->fp32_tflops < find_gpu("V100")->fp32_tflops);
+}
+
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/fleetsim_catalog_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+InputError device_error(const std::string& path) {
+  try {
+    load_device_file(path);
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("load_device_file('" << path << "') did not throw");
+  return InputError("", 0, "", "");
+}
+
+}  // namespace
+
+TEST_CASE("catalog: device file of a known GPU keeps its name and takes the file's figures") {
+  const auto path = write_temp("t4.json", R"({"Device":"Tesla T4","Dev_Mem":15,"Mem_Bw":320,"Num_Sm":40,
+    "Core_Per_SM":64,"Freq":1590,"SingleFLOPs":8141,"L2Cache":4})");
+  const GpuSpec g = load_device_file(path);
+  CHECK(g.name == "T4");
+  CHECK(g.fp32_tflops == doctest::Approx(8.141));
+  CHECK(g.memory_gib == 15);
+  CHECK(g.memory_bw_gbs == 320);
+  CHECK(g.sms == 40);
+  CHECK(g.boost_clock_mhz == 1590);
+  CHECK(g.tdp_w == find_gpu("T4")->tdp_w);  // not in the file: from the catalog
+  CHECK(g.fp16_tflops == find_gpu("T4")->fp16_tflops);
+}
+
+TEST_CASE("catalog: device file of an unknown GPU is named by its Device string") {
+  const auto path = write_temp("x.json", R"({"Device":"NVIDIA Future X1","Dev_Mem":192,"Mem_Bw":8000,
+    "Num_Sm":160,"Core_Per_SM":128,"Freq":2100,"SingleFLOPs":90000,"L2Cache":96})");
+  const GpuSpec g = load_device_file(path);
+  CHECK(g.name == "NVIDIA Future X1");
+  CHECK(g.vendor == "NVIDIA");
+  CHECK(g.fp32_tflops == doctest::Approx(90));
+  CHECK(g.fp16_tflops == doctest::Approx(90));
+  CHECK(g.tf32_tflops == 0);
+}
+
+TEST_CASE("catalog: bad device files name the file and the key") {
+  auto e = device_error(write_temp("nokey.json", R"({"Device":"Tesla T4","Dev_Mem":15})"));
+  CHECK(contains(e.what(), "fleetsim_catalog_nokey.json"));
+  CHECK(e.field() == "Mem_Bw");
+  e = device_error(write_temp("str.json", R"({"Device":"Tesla T4","Dev_Mem":"lots","Mem_Bw":1,
+    "Num_Sm":1,"Freq":1,"SingleFLOPs":1,"L2Cache":1})"));
+  CHECK(e.field() == "Dev_Mem");
+  CHECK(contains(e.what(), "expected a number"));
+  e = device_error(write_temp("notjson.json", "Device,Mem_Bw\nT4,320\n"));
+  CHECK(contains(e.what(), "not a JSON device file"));
+  e = device_error("/nonexistent/dev.json");
+  CHECK(contains(e.what(), "cannot open"));
+}
+
+TEST_CASE("catalog: every shared NeuSight device file loads and matches the catalog entry") {
+  const std::string dir = std::string(FLEETSIM_SHARED_DATA) + "/microbench/neusight/devices";
+  const auto devices = load_device_dir(dir);
+  REQUIRE(devices.size() == 9);
+  for (const auto& g : devices) {
+    INFO(g.name);
+    const GpuSpec* known = find_gpu(g.name);
+    REQUIRE(known != nullptr);  // all nine are catalog GPUs
+    // Same part: FP32 peaks and bandwidths agree within 15% (NeuSight uses base-clock figures).
+    CHECK(g.fp32_tflops == doctest::Approx(known->fp32_tflops).epsilon(0.15));
+    CHECK(g.memory_bw_gbs == doctest::Approx(known->memory_bw_gbs).epsilon(0.15));
+  }
 }
