@@ -23,6 +23,12 @@ struct JobModelParams {
   std::string throughputs;             ///< Gavel-format throughput table (throughput model)
   std::string reference_gpu = "v100";  ///< table type used (scaled by peak FP32) for GPU types absent from it
   std::string scenario_file;           ///< for messages
+  // "kernels" model (per-iteration kernels + gradient all-reduce, models/training_profile.hpp):
+  std::string profiles;                         ///< training-profile TOML
+  std::string calibration;                      ///< calibration JSON ("" = spec-only models)
+  std::string kernel_model = "calibrated";      ///< kernel model registry name
+  std::string collective_model = "calibrated";  ///< collective model registry name
+  double nic_gbps = 100;                        ///< per-node NIC bandwidth, Gbit/s
 };
 
 class JobModel {

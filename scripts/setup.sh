@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake pkg-config ninja-build clang-format
   libsimgrid-dev            # SimGrid 3.32 (pkg-config: simgrid)
   libboost-graph-dev        # Boost.Graph
+  libsimdjson-dev zlib1g-dev  # Kineto trace reader (JSON, .json.gz)
   libeigen3-dev             # Eigen (model fitting)
   libfccp-dev               # fast-cpp-csv-parser
   libtomlplusplus-dev       # toml++ (scenarios)

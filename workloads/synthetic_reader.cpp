@@ -118,6 +118,10 @@ class SyntheticReader final : public TraceReader {
       const double d = std::exp(log_median + c.duration_sigma * s.normal());
       j.duration_s = std::clamp(d, c.duration_min_s, c.duration_max_s);
       j.source_line = 0;
+      // Drawn last and only when asked for, so traces without models keep their random stream.
+      if (!c.models.empty())
+        j.model =
+            c.models[std::min(c.models.size() - 1, static_cast<std::size_t>(s.uniform() * c.models.size()))];
     }
     return jobs;
   }

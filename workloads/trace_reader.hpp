@@ -26,6 +26,9 @@ struct SyntheticConfig {
   double duration_min_s = 10;
   double duration_max_s = 14 * 24 * 3600.0;
   std::uint64_t seed = 1;
+  /// Model names given to jobs, drawn uniformly (empty: jobs have no model). With the "kernels"
+  /// job model they select training profiles; durations are then those on execution.reference_gpu.
+  std::vector<std::string> models;
 };
 
 struct WorkloadConfig {

@@ -30,6 +30,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/config/scenario.hpp"
 #include "sim/scheduling/placer.hpp"
@@ -71,12 +72,6 @@ std::vector<std::string> check_names(const std::vector<std::string>& given, cons
   return names;
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("/proc/self/exe") : exe.string();
-}
-
 std::string read_text(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream ss;
@@ -85,7 +80,7 @@ std::string read_text(const fs::path& p) {
 }
 
 /// Starts `argv` with stdout and stderr going to `log`; returns the child's pid (or -1 with errno).
-pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool use_path = false) {
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
   std::vector<char*> args;
   for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
   args.push_back(nullptr);
@@ -96,8 +91,7 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool use_
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
   }
   pid_t pid = -1;
-  const int rc = use_path ? posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ)
-                          : posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) errno = rc;
   return rc == 0 ? pid : -1;
@@ -105,49 +99,12 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& log, bool use_
 
 std::string csv_cell(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "";
-  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-/// scripts/plot_compare.py above this executable's folder (build/fleetsim -> scripts/), or
-/// $FLEETSIM_PLOT_COMPARE.
-fs::path find_plot_script() {
-  if (const char* env = std::getenv("FLEETSIM_PLOT_COMPARE"); env != nullptr && *env != '\0') return env;
-  std::error_code ec;
-  for (fs::path dir = fs::path(self_exe()).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    const fs::path candidate = dir / "scripts" / "plot_compare.py";
-    if (fs::exists(candidate, ec)) return candidate;
-    if (dir == dir.root_path()) break;
-  }
-  return {};
+  return csv_quote(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
 void plot(const fs::path& dir, bool quiet) {
-  const fs::path script = find_plot_script();
-  if (script.empty()) {
-    std::fprintf(stderr, "fleetsim: warning: scripts/plot_compare.py not found; no plots\n");
-    return;
-  }
-  // Debian's interpreter (where setup.sh installs matplotlib) before whatever python3 PATH finds.
-  std::error_code exists_ec;
-  const bool system_python = fs::exists("/usr/bin/python3", exists_ec);
-  const pid_t pid = spawn({system_python ? "/usr/bin/python3" : "python3", script.string(), dir.string()},
-                          dir / ".plot.log", !system_python);
-  int status = 0;
-  const bool ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::error_code ec;
-  if (!ok) {
-    std::string log = read_text(dir / ".plot.log");
-    if (log.size() > 2000) log = "..." + log.substr(log.size() - 2000);
-    std::fprintf(stderr, "fleetsim: warning: plotting failed (%s); comparison.csv is complete\n%s",
-                 script.c_str(), log.c_str());
-  } else if (!quiet) {
+  if (run_plot_script("plot_compare.py", "FLEETSIM_PLOT_COMPARE", {dir.string()}, "comparison.csv") && !quiet)
     std::printf("  plots         %s, %s\n", (dir / "comparison.png").c_str(), (dir / "jct_cdf.png").c_str());
-  }
-  fs::remove(dir / ".plot.log", ec);
 }
 
 double num(const nlohmann::ordered_json& s, const char* key) {

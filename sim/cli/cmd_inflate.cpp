@@ -20,6 +20,7 @@
 #include <memory>
 #include <thread>
 
+#include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/config/scenario.hpp"
 #include "sim/core/inflation.hpp"
@@ -48,54 +49,12 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-/// scripts/plot_inflation.py next to the build folder of this executable (or $FLEETSIM_PLOT_INFLATION).
-fs::path find_plot_script() {
-  if (const char* env = std::getenv("FLEETSIM_PLOT_INFLATION"); env != nullptr && *env != '\0') return env;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  for (fs::path dir = exe.parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    const fs::path candidate = dir / "scripts" / "plot_inflation.py";
-    if (fs::exists(candidate, ec)) return candidate;
-    if (dir == dir.root_path()) break;
-  }
-  return {};
-}
-
 void plot(const fs::path& dir, bool quiet) {
-  const fs::path python = "/usr/bin/python3";
-  std::error_code ec;
-  if (!fs::exists(python, ec)) return;
-  const fs::path script = find_plot_script();
-  if (script.empty()) {
-    std::fprintf(stderr, "fleetsim: warning: scripts/plot_inflation.py not found; no inflation.png\n");
-    return;
-  }
-  const std::string cmd = shell_quote(python.string()) + " " + shell_quote(script.string()) + " " +
-                          shell_quote((dir / "inflation.csv").string()) + " " +
-                          shell_quote((dir / "inflation.png").string()) + " 1>&2";
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    std::fprintf(stderr, "fleetsim: warning: plotting failed (status %d); the CSV files are complete\n", rc);
-  else if (!quiet)
+  if (run_plot_script("plot_inflation.py", "FLEETSIM_PLOT_INFLATION",
+                      {(dir / "inflation.csv").string(), (dir / "inflation.png").string()},
+                      "inflation.csv") &&
+      !quiet)
     std::printf("  plot          %s\n", (dir / "inflation.png").c_str());
-}
-
-void write_atomically(const fs::path& path, const std::function<void(std::ostream&)>& write) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError(path.string(), 0, "--out", "cannot write file");
-    write(f);
-    if (!f) throw InputError(path.string(), 0, "--out", "write failed");
-  }
-  fs::rename(tmp, path);
 }
 
 std::vector<std::string> parse_names(const std::string& list) {

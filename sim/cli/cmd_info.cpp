@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "models/collective_model.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/job_model.hpp"
+#include "models/kernel_model.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/config/scenario.hpp"
 #include "sim/scheduling/placer.hpp"
@@ -27,6 +29,8 @@ Runner setup_policies(CLI::App&) {
     list_registry(placers(), "placement policies (scheduler.placement)");
     list_registry(job_models(), "job models (execution.job_model; also: auto)");
     list_registry(trace_readers(), "trace formats (workload.format)");
+    list_registry(kernel_models(), "kernel models (execution.kernel_model)");
+    list_registry(collective_models(), "collective models (execution.collective_model)");
     std::printf("GPU models (cluster.pool.gpu):\n ");
     for (const auto& g : gpu_catalog()) std::printf(" %s", g.name.c_str());
     std::printf("\n");

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,7 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"workload", Kind::kTable, "the job trace"},
         {"scheduler", Kind::kTable, "scheduling and placement policies"},
         {"execution", Kind::kTable, "how job run times are modelled"},
+        {"power", Kind::kTable, "energy model: power figures, PUE, price"},
         {"output", Kind::kTable, "where results go"}}},
       {"cluster",
        {{"pool", Kind::kTableArray, "one or more pools of identical nodes"},
@@ -50,10 +52,17 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"cpus_per_node", Kind::kInt, "CPU cores per node (default 64)"},
         {"memory_gib", Kind::kFloat, "memory per node, GiB (default 512)"}}},
       {"cluster.network",
-       {{"topology", Kind::kString, "leaf-spine | fat-tree (default leaf-spine)"},
+       {{"topology", Kind::kString, "leaf-spine | fat-tree | rail-optimized (default leaf-spine)"},
         {"nodes_per_leaf", Kind::kInt, "nodes under one leaf switch (default 16)"},
         {"oversubscription", Kind::kFloat, "leaf down:up capacity ratio, >= 1 (default 1 = non-blocking)"},
-        {"nic_gbps", Kind::kFloat, "NIC bandwidth per node, Gbit/s (default 100)"},
+        {"nic_gbps", Kind::kFloat, "bandwidth of one NIC, Gbit/s (default 100)"},
+        {"nics_per_node", Kind::kInt,
+         "NICs per node; rail-optimized: one rail each, else bonded into one link (default 1)"},
+        {"gpus_per_nic", Kind::kInt,
+         "GPUs sharing one NIC, GPU i on NIC i / gpus_per_nic (default 0 = auto)"},
+        {"switch_ports", Kind::kInt,
+         "ports per spine switch, to count spines of leaf-spine and rail-optimized fabrics for energy "
+         "(default 64)"},
         {"intra_node", Kind::kString, "nvlink | nvswitch | pcie (default nvlink)"},
         {"intra_node_gbps", Kind::kFloat, "per-GPU intra-node bandwidth, Gbit/s (default 2400)"},
         {"latency_us", Kind::kFloat, "per-hop fabric latency, microseconds (default 1)"}}},
@@ -75,7 +84,8 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"duration_sigma", Kind::kFloat, "synthetic: log-normal sigma (default 1.8)"},
         {"duration_min_s", Kind::kFloat, "synthetic: shortest duration, s (default 10)"},
         {"duration_max_s", Kind::kFloat, "synthetic: longest duration, s (default 14 days)"},
-        {"seed", Kind::kInt, "synthetic: generator seed (default: the scenario seed)"}}},
+        {"seed", Kind::kInt, "synthetic: generator seed (default: the scenario seed)"},
+        {"models", Kind::kArray, "synthetic: model names drawn uniformly per job (default none)"}}},
       {"workload.columns",
        {{"submit", Kind::kString, "arrival time column (seconds or datetime)"},
         {"duration", Kind::kString, "run time column, s"},
@@ -94,7 +104,13 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"options", Kind::kTable, "the scheduling policy's knobs (fleetsim policies lists them)"},
         {"placement_options", Kind::kTable, "the placement policy's knobs"}}},
       {"execution",
-       {{"job_model", Kind::kString, "auto | trace | throughput (default auto)"},
+       {{"job_model", Kind::kString, "auto | trace | throughput | kernels | pollux (default auto)"},
+        {"profiles", Kind::kString, "training-profile TOML for the kernels job model"},
+        {"calibration", Kind::kString,
+         "calibration JSON (fleetsim calibrate fit) for the kernels job model (default: spec-only)"},
+        {"kernel_model", Kind::kString, "kernel model: calibrated | table | roofline (default calibrated)"},
+        {"collective_model", Kind::kString,
+         "collective model: calibrated | nccl-default (default calibrated)"},
         {"throughputs", Kind::kString, "throughput table for the throughput model"},
         {"reference_gpu", Kind::kString,
          "table GPU type scaled by spec for GPUs not in the table (default v100)"},
@@ -105,6 +121,14 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"colocation_slowdown", Kind::kFloat,
          "speed factor (0, 1] of a job per other job sharing its GPU where the job model has no measured "
          "pair rate (default 1 = no interference)"}}},
+      {"power",
+       {{"busy_fraction", Kind::kFloat,
+         "power of a GPU allocated to a running job as a fraction of its catalog TDP, (0, 1] (default 0.8)"},
+        {"node_base_w", Kind::kFloat, "non-GPU power per node (CPUs, memory, fans), W (default 400)"},
+        {"nic_w", Kind::kFloat, "power per NIC incl. transceiver, W (default 20)"},
+        {"switch_w", Kind::kFloat, "power per fabric switch (leaf or spine), W (default 400)"},
+        {"pue", Kind::kFloat, "power usage effectiveness, facility / IT energy, >= 1 (default 1)"},
+        {"price_per_kwh", Kind::kFloat, "price per facility kWh, any currency (default 0 = no cost)"}}},
       {"output",
        {{"dir", Kind::kString, "output folder (default results)"},
         {"timeseries", Kind::kBool, "write timeseries.csv (default true)"}}},
@@ -344,7 +368,9 @@ void apply_override(toml::table& root, const std::string& assignment, std::set<s
 Topology parse_topology(const std::string& v, const Loader& l, const toml::node* n) {
   if (v == "leaf-spine") return Topology::kLeafSpine;
   if (v == "fat-tree") return Topology::kFatTree;
-  l.fail("cluster.network.topology", n, "unknown topology '" + v + "'; valid: fat-tree, leaf-spine");
+  if (v == "rail-optimized") return Topology::kRailOptimized;
+  l.fail("cluster.network.topology", n,
+         "unknown topology '" + v + "'; valid: fat-tree, leaf-spine, rail-optimized");
 }
 
 IntraNode parse_intra(const std::string& v, const Loader& l, const toml::node* n) {
@@ -373,6 +399,9 @@ Scenario build(const toml::table& root, const Loader& l) {
     net.nodes_per_leaf = l.get<int>(*nt, p, "nodes_per_leaf", net.nodes_per_leaf);
     net.oversubscription = l.get<double>(*nt, p, "oversubscription", net.oversubscription);
     net.nic_gbps = l.get<double>(*nt, p, "nic_gbps", net.nic_gbps);
+    net.nics_per_node = l.get<int>(*nt, p, "nics_per_node", net.nics_per_node);
+    net.gpus_per_nic = l.get<int>(*nt, p, "gpus_per_nic", net.gpus_per_nic);
+    net.switch_ports = l.get<int>(*nt, p, "switch_ports", net.switch_ports);
     net.intra_node =
         parse_intra(l.get<std::string>(*nt, p, "intra_node", "nvlink"), l, nt->get("intra_node"));
     net.intra_node_gbps = l.get<double>(*nt, p, "intra_node_gbps", net.intra_node_gbps);
@@ -462,6 +491,14 @@ Scenario build(const toml::table& root, const Loader& l) {
     }
   }
 
+  if (const toml::array* a = (*wt)["models"].as_array()) {
+    for (const auto& e : *a) {
+      if (!e.is_string() || e.as_string()->get().empty())
+        l.fail("workload.models", &e, "expected non-empty strings");
+      sy.models.push_back(e.as_string()->get());
+    }
+  }
+
   // --- scheduler, execution, output
   const toml::table& st = root["scheduler"].as_table() ? *root["scheduler"].as_table() : empty;
   s.scheduler.policy = l.get<std::string>(st, "scheduler", "policy", s.scheduler.policy);
@@ -471,6 +508,11 @@ Scenario build(const toml::table& root, const Loader& l) {
   s.execution.throughputs = l.path_value(et, "execution", "throughputs");
   if (s.execution.throughputs.empty()) s.execution.throughputs = w.throughputs;
   s.execution.reference_gpu = l.get<std::string>(et, "execution", "reference_gpu", s.execution.reference_gpu);
+  s.execution.profiles = l.path_value(et, "execution", "profiles");
+  s.execution.calibration = l.path_value(et, "execution", "calibration");
+  s.execution.kernel_model = l.get<std::string>(et, "execution", "kernel_model", s.execution.kernel_model);
+  s.execution.collective_model =
+      l.get<std::string>(et, "execution", "collective_model", s.execution.collective_model);
   s.execution.restart_overhead_s =
       l.get<double>(et, "execution", "restart_overhead_s", s.execution.restart_overhead_s);
   s.execution.restart_s_per_gb =
@@ -486,6 +528,21 @@ Scenario build(const toml::table& root, const Loader& l) {
     l.fail("execution.colocation_slowdown", et.get("colocation_slowdown"), "must be in (0, 1]");
   s.scheduler.options = l.options(st, "scheduler.options");
   s.scheduler.placement_options = l.options(st, "scheduler.placement_options");
+  const toml::table& pt = root["power"].as_table() ? *root["power"].as_table() : empty;
+  PowerConfig& pw = s.power;
+  pw.busy_fraction = l.get<double>(pt, "power", "busy_fraction", pw.busy_fraction);
+  if (!(pw.busy_fraction > 0) || pw.busy_fraction > 1)
+    l.fail("power.busy_fraction", pt.get("busy_fraction"), "must be in (0, 1]");
+  for (auto [key, field] :
+       {std::pair{"node_base_w", &pw.node_base_w}, std::pair{"nic_w", &pw.nic_w},
+        std::pair{"switch_w", &pw.switch_w}, std::pair{"price_per_kwh", &pw.price_per_kwh}}) {
+    *field = l.get<double>(pt, "power", key, *field);
+    if (!(*field >= 0) || !std::isfinite(*field))
+      l.fail(std::string("power.") + key, pt.get(key), "must be >= 0, got " + fmt(*field));
+  }
+  pw.pue = l.get<double>(pt, "power", "pue", pw.pue);
+  if (!(pw.pue >= 1) || !std::isfinite(pw.pue))
+    l.fail("power.pue", pt.get("pue"), "must be >= 1 (facility / IT energy), got " + fmt(pw.pue));
   const toml::table& ot = root["output"].as_table() ? *root["output"].as_table() : empty;
   s.output.dir = l.path_value(ot, "output", "dir");
   if (s.output.dir.empty()) s.output.dir = OutputConfig{}.dir;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/metrics/energy.hpp"
 #include "sim/platform/cluster_spec.hpp"
 #include "workloads/options.hpp"
 #include "workloads/trace_reader.hpp"
@@ -23,16 +24,22 @@ struct SchedulerConfig {
 
 struct ExecutionConfig {
   /// Job model registry name: "trace" (the trace's duration), "throughput" (steps / measured rate
-  /// for the GPU type and placement from a Gavel table), or "auto" (throughput when the workload
-  /// has steps and a throughput table, else trace).
+  /// for the GPU type and placement from a Gavel table), "kernels" (per-iteration kernels and
+  /// all-reduce from a training profile, predicted by calibrated models), or "auto" (kernels when
+  /// profiles are given, else throughput when the workload has steps and a throughput table, else
+  /// trace).
   std::string job_model = "auto";
   std::string
       throughputs;  ///< throughput table for the "throughput" model (defaults to workload.throughputs)
-  std::string reference_gpu = "v100";  ///< table GPU type used for GPU types absent from the table
-  double restart_overhead_s = 30;      ///< fixed checkpoint-restore cost of a preempted job's restart, s
-  double restart_s_per_gb = 0;         ///< plus this many seconds per GB of model state
-  double state_gb_per_gpu = 0;         ///< model state per GPU of the job, GB (for restart_s_per_gb)
-  double colocation_slowdown = 1;      ///< speed factor of a job per other job on its GPU (no pair rate)
+  std::string reference_gpu = "v100";       ///< table GPU type used for GPU types absent from the table
+  double restart_overhead_s = 30;           ///< fixed checkpoint-restore cost of a preempted job's restart, s
+  double restart_s_per_gb = 0;              ///< plus this many seconds per GB of model state
+  double state_gb_per_gpu = 0;              ///< model state per GPU of the job, GB (for restart_s_per_gb)
+  double colocation_slowdown = 1;           ///< speed factor of a job per other job on its GPU (no pair rate)
+  std::string profiles;                     ///< training profiles for the "kernels" model (TOML)
+  std::string calibration;                  ///< calibration JSON for the "kernels" model
+  std::string kernel_model = "calibrated";  ///< kernel model: calibrated | table | roofline
+  std::string collective_model = "calibrated";  ///< collective model: calibrated | nccl-default
 };
 
 struct OutputConfig {
@@ -49,6 +56,7 @@ struct Scenario {
   SchedulerConfig scheduler;
   ExecutionConfig execution;
   OutputConfig output;
+  PowerConfig power;  ///< [power]: the energy model's figures (sim/metrics/energy.hpp)
   /// Line of each key in the file (0 or absent when it came from --set), for later messages.
   std::map<std::string, long> key_lines;
   std::set<std::string> overridden;  ///< keys given with --set

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "sim/core/simulation.hpp"
+#include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
@@ -25,6 +26,7 @@ std::vector<JobSpec> load_jobs(const Scenario& scenario) {
 
 std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpec>& jobs) {
   if (scenario.execution.job_model != "auto") return scenario.execution.job_model;
+  if (!scenario.execution.profiles.empty()) return "kernels";
   const bool has_steps = !jobs.empty() && jobs.front().steps.has_value();
   return has_steps && !scenario.execution.throughputs.empty() ? "throughput" : "trace";
 }
@@ -98,13 +100,22 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   parts.jobs = load_jobs(sc);
   parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
   const std::string model_name = resolve_job_model(sc, parts.jobs);
-  JobModelParams mp{sc.execution.throughputs, sc.execution.reference_gpu, sc.file};
+  JobModelParams mp;
+  mp.throughputs = sc.execution.throughputs;
+  mp.reference_gpu = sc.execution.reference_gpu;
+  mp.scenario_file = sc.file;
+  mp.profiles = sc.execution.profiles;
+  mp.calibration = sc.execution.calibration;
+  mp.kernel_model = sc.execution.kernel_model;
+  mp.collective_model = sc.execution.collective_model;
+  mp.nic_gbps = sc.cluster.network.nic_gbps;
   if (model_name == "throughput" && mp.throughputs.empty())
     throw InputError(sc.file, 0, "execution.throughputs",
                      "the throughput job model needs a throughput table");
   parts.job_model =
       job_models().create(model_name, mp, sc.file, sc.key_line("execution.job_model"), "execution.job_model");
   parts.cluster = sc.cluster;
+  EnergyObserver energy(sc.power, sc.cluster);
 
   Staging staging(sc.output.dir);
   JobTable table;
@@ -115,6 +126,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   sim.add_observer(table);
   sim.add_observer(series);
   sim.add_observer(fairness);
+  sim.add_observer(energy);
   if (!options.quiet && options.progress) sim.add_observer(progress);
   const SimulationResult res = sim.run();
 
@@ -140,7 +152,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   RunOutcome out;
-  out.summary = make_summary(info, table, series, &fairness);
+  out.summary = make_summary(info, table, series, &fairness, &energy);
   {
     auto f = staging.open("summary.json");
     f << out.summary.dump(2) << '\n';

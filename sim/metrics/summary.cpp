@@ -7,7 +7,7 @@
 namespace fleetsim {
 
 nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
-                                    const FairnessObserver* fairness) {
+                                    const FairnessObserver* fairness, const EnergyObserver* energy) {
   std::vector<double> jct, wait;
   double wasted = 0;
   long restarts = 0;
@@ -52,6 +52,21 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
     s["rho_max"] = fairness->max();
     s["rho_share_above_1"] = fairness->share_above_1();
   }
+  if (energy != nullptr) {
+    const EnergyTotals e = energy->totals();
+    s["energy_kwh"] = e.energy_kwh;
+    s["facility_kwh"] = e.facility_kwh;
+    s["gpu_kwh"] = e.gpu_kwh;
+    s["idle_gpu_kwh"] = e.idle_gpu_kwh;
+    s["node_kwh"] = e.node_kwh;
+    s["link_kwh"] = e.link_kwh;
+    s["energy_per_completed_job_kwh"] = jct.empty() ? 0.0 : e.energy_kwh / static_cast<double>(jct.size());
+    s["cost"] = e.cost;
+    s["mean_power_w"] = e.mean_power_w;
+    s["energy_window_s"] = e.window_s;
+    s["pue"] = energy->config().pue;
+    s["price_per_kwh"] = energy->config().price_per_kwh;
+  }
   s["total_gpus"] = ts.total_gpus();
   s["peak_queued"] = ts.peak_queued();
   s["events"] = info.events;
@@ -82,6 +97,15 @@ std::string format_summary(const nlohmann::ordered_json& s) {
                   "  fairness rho  mean %10.3f     max %10.3f     > 1 for %5.1f %% of jobs\n",
                   s["rho_mean"].get<double>(), s["rho_max"].get<double>(),
                   100.0 * s["rho_share_above_1"].get<double>());
+    out += buf;
+  }
+  if (s.contains("energy_kwh")) {
+    std::snprintf(buf, sizeof buf,
+                  "  energy        %10.1f kWh IT (GPUs %.1f, idle GPUs %.1f)   facility %.1f kWh   "
+                  "mean %.1f kW   %.3f kWh/job   cost %.2f\n",
+                  s["energy_kwh"].get<double>(), s["gpu_kwh"].get<double>(), s["idle_gpu_kwh"].get<double>(),
+                  s["facility_kwh"].get<double>(), s["mean_power_w"].get<double>() / 1000.0,
+                  s["energy_per_completed_job_kwh"].get<double>(), s["cost"].get<double>());
     out += buf;
   }
   for (const auto& [reason, count] : s["skipped_reasons"].items())

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 
@@ -22,11 +23,16 @@ struct RunInfo {
 /// Keys: jobs, completed, skipped, skipped_reasons, mean_jct_s, p50_jct_s, p99_jct_s, mean_wait_s,
 /// p50_wait_s, p99_wait_s, makespan_s, gpu_utilization (allocated GPU-time / (GPUs x makespan)),
 /// total_gpus, peak_queued, events, wall_s, scenario, policy, placement, job_model, seed; with a
-/// FairnessObserver also rho_mean, rho_max, rho_share_above_1 (finish-time fairness, fairness.hpp).
+/// FairnessObserver also rho_mean, rho_max, rho_share_above_1 (finish-time fairness, fairness.hpp);
+/// with an EnergyObserver also energy_kwh (IT), facility_kwh (x PUE), gpu_kwh, idle_gpu_kwh,
+/// node_kwh, link_kwh, energy_per_completed_job_kwh (IT), cost (facility kWh x price), mean_power_w,
+/// energy_window_s, pue, price_per_kwh (energy.hpp).
 nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
-                                    const FairnessObserver* fairness = nullptr);
+                                    const FairnessObserver* fairness = nullptr,
+                                    const EnergyObserver* energy = nullptr);
 
-/// The short human table printed on stdout (a fairness line when the summary has rho figures).
+/// The short human table printed on stdout (a fairness line when the summary has rho figures, an
+/// energy line when it has energy figures).
 std::string format_summary(const nlohmann::ordered_json& s);
 
 }  // namespace fleetsim

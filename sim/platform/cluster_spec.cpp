@@ -30,6 +30,26 @@ void validate_network(const NetworkSpec& n, const std::string& file) {
     fail("intra_node_gbps", "must be > 0 Gbit/s, got " + fmt(n.intra_node_gbps));
   if (!(n.link_latency_s >= 0) || !std::isfinite(n.link_latency_s))
     fail("link_latency_s", "must be >= 0 s, got " + fmt(n.link_latency_s));
+  if (n.nics_per_node < 1 || n.nics_per_node > kMaxGpusPerNode)
+    fail("nics_per_node",
+         "must be in 1.." + std::to_string(kMaxGpusPerNode) + ", got " + std::to_string(n.nics_per_node));
+  if (n.switch_ports < 2) fail("switch_ports", "must be >= 2, got " + std::to_string(n.switch_ports));
+  if (n.gpus_per_nic < 0 || n.gpus_per_nic > kMaxGpusPerNode)
+    fail("gpus_per_nic", "must be in 0.." + std::to_string(kMaxGpusPerNode) + " (0 = GPUs / NICs), got " +
+                             std::to_string(n.gpus_per_nic));
+}
+
+// Every GPU of every node needs a NIC: gpus_per_nic x nics_per_node >= GPUs per node.
+void validate_nics(const ClusterSpec& spec, const std::string& file) {
+  const NetworkSpec& n = spec.network;
+  if (n.gpus_per_nic == 0) return;
+  for (const auto& node : spec.nodes) {
+    if (n.gpus_per_nic * n.nics_per_node < node.gpus)
+      throw InputError(file, 0, "cluster.network.gpus_per_nic",
+                       std::to_string(n.gpus_per_nic) + " GPUs per NIC x " + std::to_string(n.nics_per_node) +
+                           " NICs leave GPUs of node '" + node.name + "' (" + std::to_string(node.gpus) +
+                           " GPUs) without a NIC; raise gpus_per_nic or nics_per_node, or use 0 (auto)");
+  }
 }
 
 // Zero-padded node index: width = digits of the largest index in the pool.
@@ -63,6 +83,30 @@ int ClusterSpec::leaves() const {
   if (nodes.empty() || network.nodes_per_leaf < 1) return 0;
   const auto n = static_cast<int>(nodes.size());
   return (n + network.nodes_per_leaf - 1) / network.nodes_per_leaf;
+}
+
+int ClusterSpec::nic_of_gpu(int gpu, int gpus) const {
+  const int nics = std::max(1, network.nics_per_node);
+  const int per_nic = network.gpus_per_nic > 0 ? network.gpus_per_nic : std::max(1, (gpus + nics - 1) / nics);
+  return std::min(nics - 1, gpu / per_nic);
+}
+
+FabricInventory fabric_inventory(const ClusterSpec& spec) {
+  FabricInventory inv;
+  const NetworkSpec& n = spec.network;
+  inv.nics = static_cast<long>(spec.nodes.size()) * n.nics_per_node;
+  const long groups = spec.leaves();
+  const bool rail = n.topology == Topology::kRailOptimized;
+  inv.leaf_switches = rail ? groups * n.nics_per_node : groups;
+  if (n.topology == Topology::kFatTree) {  // as platform.cpp builds it
+    inv.spine_switches = std::max(1L, std::lround(n.nodes_per_leaf / n.oversubscription));
+    return inv;
+  }
+  if (inv.leaf_switches <= 1) return inv;  // a single leaf switch needs no spine
+  const double down_ports = rail ? n.nodes_per_leaf : static_cast<double>(n.nodes_per_leaf) * n.nics_per_node;
+  const auto up_ports = static_cast<long>(std::ceil(down_ports / n.oversubscription - 1e-9));
+  inv.spine_switches = (inv.leaf_switches * up_ports + n.switch_ports - 1) / n.switch_ports;
+  return inv;
 }
 
 ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network, const std::string& file) {
@@ -108,6 +152,7 @@ ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network
   }
   spec.pools = std::move(pools);
   assign_leaves(spec);
+  validate_nics(spec, file);
   return spec;
 }
 
@@ -196,6 +241,7 @@ ClusterSpec read_openb_nodes(const std::string& path, const NetworkSpec& network
   }
   if (spec.nodes.empty()) throw InputError(path, 0, "", "node list has no nodes");
   assign_leaves(spec);  // file order: neighbouring rows share a leaf
+  validate_nics(spec, path);
   return spec;
 }
 
@@ -205,6 +251,8 @@ std::string to_string(Topology t) {
       return "leaf-spine";
     case Topology::kFatTree:
       return "fat-tree";
+    case Topology::kRailOptimized:
+      return "rail-optimized";
   }
   return "unknown";
 }

@@ -6,7 +6,7 @@
 
 namespace fleetsim {
 
-enum class Topology { kLeafSpine, kFatTree };
+enum class Topology { kLeafSpine, kFatTree, kRailOptimized };
 enum class IntraNode { kNvlink, kNvswitch, kPcie };
 
 struct PoolSpec {
@@ -22,7 +22,10 @@ struct NetworkSpec {
   Topology topology = Topology::kLeafSpine;
   int nodes_per_leaf = 16;
   double oversubscription = 1.0;  ///< leaf downlink : uplink capacity ratio (1 = non-blocking)
-  double nic_gbps = 100;          ///< per-node NIC bandwidth, Gbit/s
+  double nic_gbps = 100;          ///< bandwidth of one NIC, Gbit/s
+  int nics_per_node = 1;          ///< NICs per node (rail-optimized: one rail each; else bonded to the leaf)
+  int gpus_per_nic = 0;           ///< GPUs sharing one NIC (GPU i uses NIC i / gpus_per_nic); 0 = auto
+  int switch_ports = 64;  ///< ports per spine switch: counts the spines of aggregated uplinks (energy)
   IntraNode intra_node = IntraNode::kNvlink;
   double intra_node_gbps = 2400;  ///< per-GPU intra-node bandwidth, Gbit/s (e.g. 300 GB/s NVLink3 = 2400)
   double link_latency_s = 1e-6;   ///< per-hop latency of fabric links, s
@@ -44,8 +47,20 @@ struct ClusterSpec {
   std::vector<NodeSpec> nodes;  ///< expanded nodes, in pool order (openb: file order); leaf by position
 
   int total_gpus() const;
+  /// Leaf *groups* (nodes / nodes_per_leaf, rounded up). Leaf-spine and fat-tree: one leaf switch
+  /// each; rail-optimized: one leaf switch per rail in each group (a "scalable unit").
   int leaves() const;
+  /// NIC of local GPU `gpu` on a node with `gpus` GPUs (its rail in a rail-optimized fabric).
+  int nic_of_gpu(int gpu, int gpus) const;
 };
+
+/// Switches and NICs of the fabric, for power accounting (platform.cpp builds the same shape).
+struct FabricInventory {
+  long nics = 0;            ///< NICs (one port each) over all nodes
+  long leaf_switches = 0;   ///< leaf (top-of-rack / rail) switches
+  long spine_switches = 0;  ///< spine switches (0 when one leaf switch serves the whole cluster)
+};
+FabricInventory fabric_inventory(const ClusterSpec& spec);
 
 /// Expand pools into nodes and assign leaves. Throws InputError on impossible clusters.
 ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network,

@@ -55,6 +55,29 @@
 //
 // Hops: same node 2 intra-node links; same leaf gpu, nic, nic, gpu; across the spine gpu, nic,
 // uplink (up), uplink (down), nic, gpu. Both topologies give the same latencies.
+//
+// NICs (leaf-spine, fat-tree): a node's nics_per_node NICs of nic_gbps all go to its leaf and are
+// modelled as one bonded link "<node>-nic" of nics_per_node * nic_gbps (uplinks scale with it).
+//
+// Rail-optimized (build_rail_group; as in DGX SuperPODs): nodes are grouped nodes_per_leaf at a
+// time (a "scalable unit", zone "leaf-<g>"); in each group NIC r of every node goes to the rail-r
+// leaf router "leaf-<g>-rail<r>", and the rail leaves join the group's spine router
+// "leaf-<g>-spine" by one split-duplex uplink "leaf-<g>-rail<r>-uplink" of
+// nodes_per_leaf * nic / oversubscription (ECMP over the spines as one fat link). The spine router
+// is the group's gateway; the root star zone "fabric" joins the groups' spine routers with no
+// link of its own (the spine layer is non-blocking; contention is on the rail uplinks).
+// GPU i uses NIC nic_of_gpu(i) (i / gpus_per_nic) over its own PCIe link "<node>-gpu<i>-pcie"
+// (max(256, nic_gbps) Gbit/s: PCIe Gen4 x16, or Gen5 for faster NICs; never the bottleneck of one
+// GPU). Inside a node every GPU pair has a direct edge: GPU link up, the node's crossbar
+// "<node>-nvswitch" (or "<node>-pcie-switch"; FATPIPE: no sharing), GPU link down.
+// Routing trap: Dijkstra counts links per edge and routes *through* hosts, so a cross-rail path
+// could otherwise go over NVLink to a GPU of the other rail (NCCL's PXN) at the same cost as the
+// spine path. Edge weights make the intended path strictly shortest: GPU pair 3 links, GPU-leaf 2
+// (PCIe + NIC), leaf-spine 1 -> same rail 4 < alternatives, cross rail via spine 6 < via NVLink 7,
+// same node 3 < via a shared NIC's leaf 4. The CPU host has one edge (CPU link + GPU PCIe) to each
+// local GPU and reaches the fabric through a GPU's NIC.
+// Hops: same node gpu, crossbar, gpu; same rail in a group gpu-pcie, nic, nic, gpu-pcie; other
+// rail or other group: gpu-pcie, nic, rail uplink (up), rail uplink (down), nic, gpu-pcie.
 
 namespace fleetsim {
 
@@ -127,9 +150,11 @@ BuiltLeaf build_leaf(const ClusterSpec& spec, int leaf, std::size_t first, std::
     connect(b.zone, h.cpu->get_netpoint(), sw,
             duplex(links, node.name + "-cpu", kHostLinkGbps * kGbitToBytes, kPcieLatencyS));
 
-    auto* nic = duplex(links, node.name + "-nic", net.nic_gbps * kGbitToBytes, net.link_latency_s);
+    auto* nic = duplex(links, node.name + "-nic", net.nics_per_node * net.nic_gbps * kGbitToBytes,
+                       net.link_latency_s);
     connect(b.zone, sw, b.router, nic);
     h.nic = nic->get_link_up();
+    h.nics = {h.nic};
   }
   b.zone->seal();
   return b;
@@ -140,7 +165,8 @@ Platform build_leaf_spine(const ClusterSpec& spec) {
   Platform p;
   p.root = sg4::create_star_zone("fabric");
   p.nodes.resize(spec.nodes.size());
-  const double uplink_bw = net.nodes_per_leaf * net.nic_gbps * kGbitToBytes / net.oversubscription;
+  const double uplink_bw =
+      net.nodes_per_leaf * net.nics_per_node * net.nic_gbps * kGbitToBytes / net.oversubscription;
 
   const auto per_leaf = static_cast<std::size_t>(net.nodes_per_leaf);
   for (int leaf = 0; leaf < spec.leaves(); ++leaf) {
@@ -173,8 +199,103 @@ Platform build_fat_tree(const ClusterSpec& spec) {
     return {b.zone->get_netpoint(), b.router};
   };
   p.root = sg4::create_fatTree_zone("fabric", nullptr, sg4::FatTreeParams(1, {leaves}, {spines}, {1}),
-                                    sg4::ClusterCallbacks(set_netpoint), net.nic_gbps * kGbitToBytes,
-                                    net.link_latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
+                                    sg4::ClusterCallbacks(set_netpoint),
+                                    net.nics_per_node * net.nic_gbps * kGbitToBytes, net.link_latency_s,
+                                    sg4::Link::SharingPolicy::SPLITDUPLEX);
+  p.root->seal();
+  return p;
+}
+
+// Rail-optimized group `group` (nodes [first, last)) as a child of `parent`; see the header comment.
+BuiltLeaf build_rail_group(const ClusterSpec& spec, int group, std::size_t first, std::size_t last,
+                           sg4::NetZone* parent, Platform& out) {
+  sg4::NetZone* links = parent;  // the root zone: see "Link ownership" above
+  const NetworkSpec& net = spec.network;
+  const std::string name = "leaf-" + std::to_string(group);
+  BuiltLeaf b;
+  b.zone = sg4::create_dijkstra_zone(name, true);
+  b.zone->set_parent(parent);
+  b.router = b.zone->create_router(name + "-spine");
+
+  const int rails = net.nics_per_node;
+  const double nic_bw = net.nic_gbps * kGbitToBytes;
+  const double uplink_bw = net.nodes_per_leaf * nic_bw / net.oversubscription;
+  std::vector<NetPoint*> rail_leaf(static_cast<std::size_t>(rails));
+  for (int r = 0; r < rails; ++r) {
+    const std::string leaf = name + "-rail" + std::to_string(r);
+    rail_leaf[static_cast<std::size_t>(r)] = b.zone->create_router(leaf);
+    auto* uplink = duplex(links, leaf + "-uplink", uplink_bw, net.link_latency_s);
+    connect(b.zone, rail_leaf[static_cast<std::size_t>(r)], b.router, uplink);
+    out.leaf_uplinks.push_back(uplink->get_link_up());
+  }
+
+  const bool pcie = net.intra_node == IntraNode::kPcie;
+  const double intra_bw = net.intra_node_gbps * kGbitToBytes;
+  const double intra_lat = pcie ? kPcieLatencyS : kNvlinkLatencyS;
+  const double gpu_pcie_bw = std::max(kHostLinkGbps, net.nic_gbps) * kGbitToBytes;
+  for (std::size_t idx = first; idx < last; ++idx) {
+    const NodeSpec& node = spec.nodes[idx];
+    NodeHandles& h = out.nodes[idx];
+    std::vector<sg4::SplitDuplexLink*> nics;
+    for (int r = 0; r < rails; ++r) {
+      nics.push_back(duplex(links, node.name + "-nic" + std::to_string(r), nic_bw, net.link_latency_s));
+      h.nics.push_back(nics.back()->get_link_up());
+    }
+    h.nic = h.nics.front();
+
+    const int cores = std::max(1, static_cast<int>(std::lround(node.cpu_milli / 1000.0)));
+    h.cpu = b.zone->create_host(node.name + "-cpu", kCpuCoreFlops)->set_core_count(cores)->seal();
+    auto* cpu_link = duplex(links, node.name + "-cpu", kHostLinkGbps * kGbitToBytes, kPcieLatencyS);
+    if (node.gpus == 0) {  // a CPU-only node: its CPU sits on every rail through the NICs
+      for (int r = 0; r < rails; ++r)
+        b.zone->add_route(h.cpu->get_netpoint(), rail_leaf[static_cast<std::size_t>(r)], nullptr, nullptr,
+                          {sg4::LinkInRoute(cpu_link, Dir::UP),
+                           sg4::LinkInRoute(nics[static_cast<std::size_t>(r)], Dir::UP)},
+                          true);
+      continue;
+    }
+
+    sg4::Link* xbar = links->create_link(node.name + (pcie ? "-pcie-switch" : "-nvswitch"), intra_bw)
+                          ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                          ->seal();
+    const double speed = gpu_spec(node.gpu).fp32_tflops * 1e12;
+    std::vector<sg4::SplitDuplexLink*> gpu_links;
+    for (int i = 0; i < node.gpus; ++i) {
+      const std::string gpu_name = node.name + "-gpu" + std::to_string(i);
+      sg4::Host* gpu = b.zone->create_host(gpu_name, speed)->seal();
+      h.gpus.push_back(gpu);
+      gpu_links.push_back(duplex(links, gpu_name, intra_bw, intra_lat));
+      auto* gpu_pcie = duplex(links, gpu_name + "-pcie", gpu_pcie_bw, kPcieLatencyS);
+      const auto r = static_cast<std::size_t>(spec.nic_of_gpu(i, node.gpus));
+      b.zone->add_route(gpu->get_netpoint(), rail_leaf[r], nullptr, nullptr,
+                        {sg4::LinkInRoute(gpu_pcie, Dir::UP), sg4::LinkInRoute(nics[r], Dir::UP)}, true);
+      b.zone->add_route(h.cpu->get_netpoint(), gpu->get_netpoint(), nullptr, nullptr,
+                        {sg4::LinkInRoute(cpu_link, Dir::UP), sg4::LinkInRoute(gpu_pcie, Dir::DOWN)}, true);
+    }
+    for (int i = 0; i < node.gpus; ++i)
+      for (int j = i + 1; j < node.gpus; ++j)
+        b.zone->add_route(
+            h.gpus[static_cast<std::size_t>(i)]->get_netpoint(),
+            h.gpus[static_cast<std::size_t>(j)]->get_netpoint(), nullptr, nullptr,
+            {sg4::LinkInRoute(gpu_links[static_cast<std::size_t>(i)], Dir::UP), sg4::LinkInRoute(xbar),
+             sg4::LinkInRoute(gpu_links[static_cast<std::size_t>(j)], Dir::DOWN)},
+            true);
+  }
+  b.zone->seal();
+  return b;
+}
+
+Platform build_rail_optimized(const ClusterSpec& spec) {
+  Platform p;
+  p.root = sg4::create_star_zone("fabric");
+  p.nodes.resize(spec.nodes.size());
+  const auto per_leaf = static_cast<std::size_t>(spec.network.nodes_per_leaf);
+  for (int group = 0; group < spec.leaves(); ++group) {
+    const std::size_t first = static_cast<std::size_t>(group) * per_leaf;
+    const std::size_t last = std::min(first + per_leaf, spec.nodes.size());
+    BuiltLeaf b = build_rail_group(spec, group, first, last, p.root, p);
+    p.root->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr, {});
+  }
   p.root->seal();
   return p;
 }
@@ -195,7 +316,15 @@ Platform build_platform(const ClusterSpec& spec) {
     if (n.name == "fabric" || n.name.starts_with("leaf-"))
       throw InputError("", 0, "cluster.nodes", "node name '" + n.name + "' is reserved (fabric, leaf-*)");
   }
-  return spec.network.topology == Topology::kFatTree ? build_fat_tree(spec) : build_leaf_spine(spec);
+  switch (spec.network.topology) {
+    case Topology::kFatTree:
+      return build_fat_tree(spec);
+    case Topology::kRailOptimized:
+      return build_rail_optimized(spec);
+    case Topology::kLeafSpine:
+      break;
+  }
+  return build_leaf_spine(spec);
 }
 
 }  // namespace fleetsim

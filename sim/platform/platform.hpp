@@ -9,6 +9,8 @@
 // "fabric" with one aggregated uplink per leaf (nodes_per_leaf * nic / oversubscription). Fat-tree:
 // SimGrid fat-tree zone "fabric" whose positions are the leaf zones, with
 // max(1, round(nodes_per_leaf / oversubscription)) spines linked to every leaf at NIC bandwidth.
+// Rail-optimized: per group of nodes_per_leaf nodes one leaf per rail (NIC index), rail leaves
+// joined by the group's spine router; GPU pairs inside a node by the NVSwitch/PCIe crossbar.
 // Leaves are assigned by position (node index / nodes_per_leaf).
 // Trap: SimGrid 3.32 may list a route's links out of path order (Host::route_to); treat it as a set.
 #include <string>
@@ -28,13 +30,16 @@ namespace fleetsim {
 struct NodeHandles {
   std::vector<simgrid::s4u::Host*> gpus;  ///< one host per GPU, speed = catalog FP32 peak (flop/s)
   simgrid::s4u::Host* cpu = nullptr;      ///< host for CPU-side work (the node's CPUs)
-  simgrid::s4u::Link* nic = nullptr;      ///< NIC link, UP side (= traffic leaving the node)
+  simgrid::s4u::Link* nic = nullptr;      ///< NIC link, UP side (= traffic leaving the node); first NIC
+  std::vector<simgrid::s4u::Link*> nics;  ///< every NIC link, UP side (rail-optimized: NIC r = rail r)
 };
 
 struct Platform {
   simgrid::s4u::NetZone* root = nullptr;
-  std::vector<NodeHandles> nodes;                 ///< same order as ClusterSpec::nodes
-  std::vector<simgrid::s4u::Link*> leaf_uplinks;  ///< leaf-spine: one per leaf (UP side); fat-tree: empty
+  std::vector<NodeHandles> nodes;  ///< same order as ClusterSpec::nodes
+  /// Leaf-spine: one per leaf (UP side); rail-optimized: one per rail leaf, group-major
+  /// (group g rail r at g * nics_per_node + r); fat-tree: empty.
+  std::vector<simgrid::s4u::Link*> leaf_uplinks;
 };
 
 /// Build the platform into the (already created) engine. Host names: "<node>-gpu<i>", "<node>-cpu".

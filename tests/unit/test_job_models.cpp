@@ -9,6 +9,8 @@ using namespace fleetsim;
 
 namespace {
 
+JobModelParams table_params();
+
 const std::string kTable = std::string(FLEETSIM_SOURCE_DIR) + "/tests/data/workloads/throughputs_small.json";
 
 JobSpec job(const std::string& model, int gpus, double steps) {
@@ -35,6 +37,12 @@ double time_of(const JobModel& m, const JobSpec& j, const PlacementSummary& p) {
   return *t;
 }
 
+JobModelParams table_params() {
+  JobModelParams p;
+  p.throughputs = kTable;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("job model trace: the recorded duration whatever the placement") {
@@ -47,7 +55,7 @@ TEST_CASE("job model trace: the recorded duration whatever the placement") {
 }
 
 TEST_CASE("job model throughput: steps over the measured rate, consolidated or not") {
-  const auto m = job_models().create("throughput", JobModelParams{kTable, "v100", ""});
+  const auto m = job_models().create("throughput", table_params());
   // ResNet-50 bs64 x4 on V100: 32 steps/s in one node, 25 steps/s spread: 3200 steps -> 100 s / 128 s.
   CHECK(time_of(*m, job("ResNet-50 (batch size 64)", 4, 3200), on("V100", 4, 1)) == doctest::Approx(100));
   CHECK(time_of(*m, job("ResNet-50 (batch size 64)", 4, 3200), on("V100", 4, 2)) == doctest::Approx(128));
@@ -60,7 +68,7 @@ TEST_CASE("job model throughput: steps over the measured rate, consolidated or n
 }
 
 TEST_CASE("job model throughput: co-location speed from the table's pair entries") {
-  const auto m = job_models().create("throughput", JobModelParams{kTable, "v100", ""});
+  const auto m = job_models().create("throughput", table_params());
   // ResNet-50 alone 10 steps/s, beside Transformer 6 steps/s -> speed 0.6; Transformer 12.5 -> 4: 0.32.
   const auto r = m->colocated_speed(job("ResNet-50 (batch size 64)", 1, 1),
                                     job("Transformer (batch size 128)", 1, 1), "V100");

@@ -35,7 +35,10 @@ std::vector<JobSpec> read_pollux(const std::string& path) {
 }
 
 std::unique_ptr<JobModel> model(const std::string& folder = pollux_fixture("profiles")) {
-  return job_models().create("pollux", JobModelParams{folder, "v100", "test.toml"});
+  JobModelParams p;
+  p.throughputs = folder;
+  p.scenario_file = "test.toml";
+  return job_models().create("pollux", p);
 }
 
 JobSpec job(const std::string& model_name, double steps = 100) {

@@ -1,0 +1,415 @@
+// fleetsim calibrate fit   --out CAL.json FILE|DIR...
+// fleetsim calibrate eval  --calibration CAL.json [--devices DIR] [--kernel-model M]
+//                          [--collective-model M] --out DIR [--no-plot] FILE|DIR...
+// fleetsim calibrate split --out DIR [--seed S] [--fraction F] FILE...
+//
+// Measurement files are recognised by their header: kernel sweeps in the NeuSight CSV schema
+// (`OPName,Latency,...`, also written by scripts/calibrate), aicb collective logs (`comm_type,...`),
+// and nccl-tests results (the LUT CSV or the stdout table). A directory stands for the files in it.
+//  - fit writes one calibration file (models/calibration.hpp) from all of them.
+//  - eval predicts every measured row with the calibration: DIR/predictions.csv
+//    (device,op,shape,measured_ms,predicted_ms,ape_pct,label), DIR/summary.json (MAPE and p90 APE per
+//    device and op, with the roofline's MAPE on the same rows), the table on stdout and
+//    DIR/predicted_vs_measured.png. Devices the calibration lacks are predicted from their spec (the
+//    catalog's, or the --devices file's) and labelled extrapolated.
+//  - split divides each kernel CSV into a fitting half and a held-out half per (device, op), with a
+//    seeded shuffle: DIR/<name>.fit.csv and DIR/<name>.holdout.csv (for ops with no training sweep).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "models/calibration.hpp"
+#include "sim/cli/cli_util.hpp"
+#include "sim/cli/command.hpp"
+#include "workloads/input_error.hpp"
+#include "workloads/text.hpp"
+
+namespace fleetsim::cli {
+namespace {
+namespace fs = std::filesystem;
+
+enum class FileKind { kernels, aicb, nccl, suite_other };
+
+FileKind kind_of(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open measurement file");
+  std::string first;
+  std::getline(in, first);
+  if (first.starts_with("\xEF\xBB\xBF")) first = first.substr(3);
+  if (first.starts_with("OPName")) return FileKind::kernels;
+  if (first.starts_with("comm_type")) return FileKind::aicb;
+  // scripts/calibrate's launch_*.csv and copy_*.csv (launch latency, copy bandwidth): not fitted yet.
+  if (first.starts_with("op,grid,block,") || first.starts_with("op,bytes,seconds,"))
+    return FileKind::suite_other;
+  return FileKind::nccl;  // its reader says clearly if it is not nccl-tests output either
+}
+
+/// Files named on the command line; a directory stands for its regular, non-hidden files (sorted).
+std::vector<std::string> expand(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const auto& a : args) {
+    std::error_code ec;
+    if (!fs::is_directory(a, ec)) {
+      out.push_back(a);
+      continue;
+    }
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(a, ec))
+      if (e.is_regular_file() && !e.path().filename().string().starts_with(".") &&
+          e.path().extension() != ".json" && e.path().extension() != ".md")
+        files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw InputError(a, 0, "", "directory holds no measurement files");
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
+struct Measurements {
+  std::vector<KernelSample> kernels;
+  std::vector<CollectiveSample> collectives;
+};
+
+Measurements read_all(const std::vector<std::string>& files) {
+  Measurements m;
+  for (const auto& f : files) {
+    switch (kind_of(f)) {
+      case FileKind::kernels: {
+        auto rows = read_kernel_csv(f);
+        m.kernels.insert(m.kernels.end(), std::make_move_iterator(rows.begin()),
+                         std::make_move_iterator(rows.end()));
+        break;
+      }
+      case FileKind::aicb: {
+        auto rows = read_aicb_csv(f);
+        m.collectives.insert(m.collectives.end(), rows.begin(), rows.end());
+        break;
+      }
+      case FileKind::suite_other:
+        std::fprintf(stderr, "fleetsim: note: %s: launch/copy measurements are recorded but not fitted\n",
+                     f.c_str());
+        break;
+      case FileKind::nccl: {
+        auto rows = read_nccl_tests(f);
+        m.collectives.insert(m.collectives.end(), rows.begin(), rows.end());
+        break;
+      }
+    }
+  }
+  return m;
+}
+
+// ---- fit ----------------------------------------------------------------------------------------
+
+struct FitArgs {
+  std::string out;
+  std::vector<std::string> files;
+  bool quiet = false;
+  bool coefficients_only = false;  ///< drop the measured rows kept for the `table` model
+};
+
+int run_fit(const FitArgs& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto files = expand(a.files);
+  const Measurements m = read_all(files);
+  if (m.kernels.empty() && m.collectives.empty())
+    throw InputError(files.front(), 0, "", "no measured rows in the given files");
+  Calibration cal;
+  cal.sources = files;
+  if (!m.kernels.empty()) cal.kernels = fit_kernels(m.kernels);
+  if (a.coefficients_only)
+    for (auto& d : cal.kernels.devices) d.tables.clear();
+  if (!m.collectives.empty()) cal.collectives = fit_collectives(m.collectives);
+  write_atomically(a.out, [&](std::ostream& f) { f << to_json(cal).dump(1) << '\n'; });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!a.quiet) {
+    std::printf("fleetsim calibrate fit: %zu files, %zu kernel rows, %zu collective rows in %.2f s\n",
+                files.size(), m.kernels.size(), m.collectives.size(), secs);
+    for (const auto& d : cal.kernels.devices) {
+      std::printf("  %-16s", d.device.c_str());
+      for (const auto& g : d.gemm)
+        std::printf(" %s/%s (%ld rows, fit %.1f%%)", g.op.c_str(), std::string(to_string(g.dtype)).c_str(),
+                    g.samples, 100 * g.train_mape);
+      for (const auto& g : d.memory)
+        std::printf(" %s (%ld rows, fit %.1f%%)", g.op.c_str(), g.samples, 100 * g.train_mape);
+      std::printf("\n");
+    }
+    if (!cal.collectives.curves.empty())
+      std::printf("  collectives: %zu fitted curves (system x op x GPUs)\n", cal.collectives.curves.size());
+    std::printf("  wrote %s\n", a.out.c_str());
+  }
+  return 0;
+}
+
+// ---- eval ---------------------------------------------------------------------------------------
+
+struct EvalArgs {
+  std::string calibration, devices, out, kernel_model = "calibrated", collective_model = "calibrated";
+  std::vector<std::string> files;
+  bool no_plot = false, quiet = false;
+};
+
+struct Row {
+  std::string device, op, shape;
+  double measured_s = 0, predicted_s = 0, roofline_s = 0;
+  PredictionLabel label = PredictionLabel::interpolated;
+  double ape() const { return 100 * std::abs(predicted_s / measured_s - 1); }
+  double roofline_ape() const { return 100 * std::abs(roofline_s / measured_s - 1); }
+};
+
+/// Element-wise ops are reported one by one and also as the group "elementwise".
+std::string op_group(const std::string& op) {
+  static const char* kElementwise[] = {"add",  "addu", "div",  "divu", "gelu", "mul",
+                                       "mulu", "pow",  "powu", "relu", "tanh"};
+  for (const char* e : kElementwise)
+    if (op == e) return "elementwise";
+  return "";
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+struct Stats {
+  std::string device, op;
+  std::vector<double> ape, roofline_ape;
+  PredictionLabel label = PredictionLabel::measured;
+};
+
+class DeviceSpecs {
+ public:
+  explicit DeviceSpecs(const std::string& dir) {
+    if (dir.empty()) return;
+    for (auto& g : load_device_dir(dir)) specs_.push_back(std::move(g));
+  }
+  /// The --devices file's spec for `device` if there is one, else the catalog's.
+  const GpuSpec& get(const std::string& device, const std::string& file, long line) const {
+    const GpuSpec* known = find_gpu(device);
+    for (const auto& g : specs_)
+      if (lower(g.name) == lower(device) || (known != nullptr && g.name == known->name)) return g;
+    return gpu_spec(device, file, line, "Device");
+  }
+
+ private:
+  std::vector<GpuSpec> specs_;
+};
+
+std::vector<Row> predict_rows(const Measurements& m, const Calibration& cal, const EvalArgs& a) {
+  const DeviceSpecs specs(a.devices);
+  const auto kernels = kernel_models().create(a.kernel_model, cal.kernels, "", 0, "--kernel-model");
+  CollectiveModelParams cp;
+  cp.calibration = std::make_shared<const CollectiveCalibration>(cal.collectives);
+  const auto collectives = collective_models().create(a.collective_model, cp, "", 0, "--collective-model");
+  std::vector<Row> rows;
+  rows.reserve(m.kernels.size() + m.collectives.size());
+  for (const auto& s : m.kernels) {
+    const GpuSpec& gpu = specs.get(s.device, s.file, s.line);
+    const KernelPrediction p = kernels->predict(s.kernel, gpu);
+    rows.push_back({gpu.name, s.kernel.op, s.kernel.shape(), s.seconds, p.seconds,
+                    roofline_seconds(s.kernel, gpu), p.label});
+  }
+  for (const auto& s : m.collectives) {
+    const GpuSpec* gpu = find_gpu(s.system);
+    CommFabric fabric = gpu != nullptr ? fabric_for(*gpu) : CommFabric{};
+    fabric.system = s.system;
+    const CollectivePrediction p = collectives->predict({s.op, s.bytes, s.ranks, s.nodes}, fabric);
+    const CollectivePrediction analytic = predict_analytic({s.op, s.bytes, s.ranks, s.nodes}, fabric);
+    const bool fitted = !cal.collectives.match_system(s.system).empty();
+    rows.push_back({s.system, to_string(s.op),
+                    "ranks=" + std::to_string(s.ranks) + " nodes=" + std::to_string(s.nodes) +
+                        " bytes=" + fmt(s.bytes, 12),
+                    s.seconds, p.seconds, analytic.seconds,
+                    fitted ? PredictionLabel::interpolated : PredictionLabel::extrapolated});
+  }
+  return rows;
+}
+
+std::vector<Stats> summarize(const std::vector<Row>& rows) {
+  std::map<std::pair<std::string, std::string>, Stats> by;
+  auto add = [&](const Row& r, const std::string& op) {
+    Stats& s = by[{r.device, op}];
+    s.device = r.device;
+    s.op = op;
+    s.ape.push_back(r.ape());
+    s.roofline_ape.push_back(r.roofline_ape());
+    if (static_cast<int>(r.label) > static_cast<int>(s.label)) s.label = r.label;
+  };
+  for (const auto& r : rows) {
+    add(r, r.op);
+    if (const std::string g = op_group(r.op); !g.empty()) add(r, g);
+  }
+  std::vector<Stats> out;
+  for (auto& [k, s] : by) out.push_back(std::move(s));
+  return out;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+void write_predictions(std::ostream& f, const std::vector<Row>& rows) {
+  f << "device,op,shape,measured_ms,predicted_ms,ape_pct,label\n";
+  for (const auto& r : rows)
+    f << csv_quote(r.device) << ',' << r.op << ',' << csv_quote(r.shape) << ',' << fmt(r.measured_s * 1e3, 9)
+      << ',' << fmt(r.predicted_s * 1e3, 9) << ',' << fmt(r.ape(), 6) << ',' << to_string(r.label) << '\n';
+}
+
+nlohmann::ordered_json summary_json(const std::vector<Stats>& stats, const EvalArgs& a) {
+  nlohmann::ordered_json j;
+  j["calibration"] = a.calibration;
+  j["kernel_model"] = a.kernel_model;
+  j["collective_model"] = a.collective_model;
+  j["groups"] = nlohmann::ordered_json::array();
+  for (const auto& s : stats) {
+    nlohmann::ordered_json g;
+    g["device"] = s.device;
+    g["op"] = s.op;
+    g["rows"] = s.ape.size();
+    g["mape_pct"] = mean(s.ape);
+    g["p90_ape_pct"] = percentile(s.ape, 0.9);
+    g["roofline_mape_pct"] = mean(s.roofline_ape);
+    g["label"] = std::string(to_string(s.label));
+    j["groups"].push_back(g);
+  }
+  return j;
+}
+
+void print_table(const std::vector<Stats>& stats) {
+  std::printf("  %-16s %-14s %6s %8s %8s %10s  %s\n", "device", "op", "rows", "MAPE%", "p90%", "roofline%",
+              "label");
+  for (const auto& s : stats)
+    std::printf("  %-16s %-14s %6zu %8.2f %8.2f %10.2f  %s\n", s.device.c_str(), s.op.c_str(), s.ape.size(),
+                mean(s.ape), percentile(s.ape, 0.9), mean(s.roofline_ape),
+                std::string(to_string(s.label)).c_str());
+}
+
+int run_eval(const EvalArgs& a) {
+  const Calibration cal = load_calibration(a.calibration);
+  const auto files = expand(a.files);
+  const Measurements m = read_all(files);
+  if (m.kernels.empty() && m.collectives.empty())
+    throw InputError(files.front(), 0, "", "no measured rows in the given files");
+  const std::vector<Row> rows = predict_rows(m, cal, a);
+  const std::vector<Stats> stats = summarize(rows);
+  const fs::path dir = a.out;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(a.out, 0, "--out", "cannot create folder: " + ec.message());
+  write_atomically(dir / "predictions.csv", [&](std::ostream& f) { write_predictions(f, rows); });
+  write_atomically(dir / "summary.json",
+                   [&](std::ostream& f) { f << summary_json(stats, a).dump(1) << '\n'; });
+  if (!a.quiet) {
+    std::printf("fleetsim calibrate eval: %zu rows from %zu files, %s kernels, %s collectives\n", rows.size(),
+                files.size(), a.kernel_model.c_str(), a.collective_model.c_str());
+    print_table(stats);
+    std::printf("  outputs in    %s/ (predictions.csv, summary.json)\n", a.out.c_str());
+  }
+  if (!a.no_plot &&
+      run_plot_script("plot_calibration.py", "FLEETSIM_PLOT_CALIBRATION",
+                      {(dir / "predictions.csv").string(), (dir / "predicted_vs_measured.png").string()},
+                      "predictions.csv") &&
+      !a.quiet)
+    std::printf("  plot          %s\n", (dir / "predicted_vs_measured.png").c_str());
+  return 0;
+}
+
+// ---- split --------------------------------------------------------------------------------------
+
+struct SplitArgs {
+  std::string out;
+  std::vector<std::string> files;
+  std::uint64_t seed = 42;
+  double fraction = 0.5;
+};
+
+int run_split(const SplitArgs& a) {
+  if (!(a.fraction > 0 && a.fraction < 1)) throw InputError("", 0, "--fraction", "must be in (0, 1)");
+  std::error_code ec;
+  fs::create_directories(a.out, ec);
+  if (ec) throw InputError(a.out, 0, "--out", "cannot create folder: " + ec.message());
+  for (const auto& f : a.files) {
+    const auto samples = read_kernel_csv(f);  // validates the file; gives device and op per line
+    std::vector<std::string> lines;
+    {
+      std::ifstream in(f);
+      for (std::string l; std::getline(in, l);) lines.push_back(l);
+    }
+    std::map<std::pair<std::string, std::string>, std::vector<long>> groups;
+    for (const auto& s : samples) groups[{s.device, s.kernel.op}].push_back(s.line);
+    std::vector<bool> fit(lines.size() + 1, false);
+    std::mt19937_64 rng(a.seed);
+    for (auto& [key, group] : groups) {
+      std::shuffle(group.begin(), group.end(), rng);
+      const auto n_fit = static_cast<std::size_t>(std::ceil(a.fraction * static_cast<double>(group.size())));
+      for (std::size_t i = 0; i < n_fit; ++i) fit[static_cast<std::size_t>(group[i])] = true;
+    }
+    const std::string stem = fs::path(f).stem().string();
+    auto write_part = [&](bool want_fit) {
+      return [&, want_fit](std::ostream& o) {
+        o << lines.front() << '\n';
+        for (const auto& s : samples)
+          if (fit[static_cast<std::size_t>(s.line)] == want_fit)
+            o << lines[static_cast<std::size_t>(s.line - 1)] << '\n';
+      };
+    };
+    write_atomically(fs::path(a.out) / (stem + ".fit.csv"), write_part(true));
+    write_atomically(fs::path(a.out) / (stem + ".holdout.csv"), write_part(false));
+    std::printf("  %s: %zu rows in %zu (device, op) groups -> %s/%s.{fit,holdout}.csv\n", f.c_str(),
+                samples.size(), groups.size(), a.out.c_str(), stem.c_str());
+  }
+  return 0;
+}
+
+Runner setup(CLI::App& sub) {
+  sub.require_subcommand(1);
+  auto* fit = sub.add_subcommand("fit", "fit kernel and collective models to measurements");
+  auto f = std::make_shared<FitArgs>();
+  fit->add_option("--out", f->out, "calibration JSON to write")->required();
+  fit->add_option("files", f->files, "kernel CSVs, nccl-tests results, aicb logs (or folders)")->required();
+  fit->add_flag("--quiet,-q", f->quiet, "print nothing on success");
+  fit->add_flag("--coefficients-only", f->coefficients_only,
+                "keep only fitted parameters, not the measured rows the `table` model looks up");
+  auto* eval = sub.add_subcommand("eval", "predict measured rows with a calibration and report the error");
+  auto e = std::make_shared<EvalArgs>();
+  eval->add_option("--calibration", e->calibration, "calibration JSON (fleetsim calibrate fit)")->required();
+  eval->add_option("--devices", e->devices, "folder of device JSON files (NeuSight schema) for spec figures");
+  eval->add_option("--kernel-model", e->kernel_model, "calibrated | table | roofline (default calibrated)");
+  eval->add_option("--collective-model", e->collective_model,
+                   "calibrated | nccl-default (default calibrated)");
+  eval->add_option("--out", e->out, "output folder")->required();
+  eval->add_option("files", e->files, "measurement files to predict (or folders)")->required();
+  eval->add_flag("--no-plot", e->no_plot, "do not draw predicted_vs_measured.png");
+  eval->add_flag("--quiet,-q", e->quiet, "print nothing on success");
+  auto* split =
+      sub.add_subcommand("split", "split kernel CSVs into fit and held-out halves per (device, op)");
+  auto s = std::make_shared<SplitArgs>();
+  split->add_option("--out", s->out, "output folder")->required();
+  split->add_option("--seed", s->seed, "shuffle seed (default 42)");
+  split->add_option("--fraction", s->fraction, "share of each group used for fitting (default 0.5)");
+  split->add_option("files", s->files, "kernel CSV files")->required();
+  return [&sub, fit, eval, f, e, s] {
+    if (sub.got_subcommand(fit)) return run_fit(*f);
+    if (sub.got_subcommand(eval)) return run_eval(*e);
+    return run_split(*s);
+  };
+}
+
+const CommandRegistrar kRegistrar{
+    "calibrate", "fit and evaluate kernel/collective models (calibrate fit|eval|split)", setup};
+
+}  // namespace
+}  // namespace fleetsim::cli

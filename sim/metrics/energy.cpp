@@ -1,0 +1,98 @@
+#include "sim/metrics/energy.hpp"
+
+#include <algorithm>
+
+#include "models/gpu_catalog.hpp"
+
+namespace fleetsim {
+
+namespace {
+constexpr double kJoulesPerKwh = 3.6e6;
+}
+
+EnergyObserver::EnergyObserver(const PowerConfig& config, const ClusterSpec& cluster) : config_(config) {
+  for (const auto& node : cluster.nodes) {
+    if (node.gpus <= 0) continue;
+    TypePower& t = types_[node.gpu];
+    const GpuSpec& g = gpu_spec(node.gpu);
+    t.idle_w = g.idle_w;
+    t.busy_w = std::max(g.idle_w, config_.busy_fraction * g.tdp_w);
+    t.count += node.gpus;
+  }
+  nodes_ = static_cast<int>(cluster.nodes.size());
+  const FabricInventory inv = fabric_inventory(cluster);
+  link_w_ = static_cast<double>(inv.nics) * config_.nic_w +
+            static_cast<double>(inv.leaf_switches + inv.spine_switches) * config_.switch_w;
+  static_w_ = nodes_ * config_.node_base_w + link_w_;
+}
+
+// Allocation changes happen at the current event instant; the power until that instant is the
+// one before the change, so changes wait in `pending` until the instant's sample integrates up to it.
+void EnergyObserver::change(const JobRecord& job, double sign) {
+  if (job.gpus <= 0) return;
+  std::string type = job.gpu_type;
+  if (sign > 0) {
+    running_type_[job.index] = type;
+  } else {
+    auto it = running_type_.find(job.index);
+    if (it == running_type_.end()) return;
+    type = it->second;
+    running_type_.erase(it);
+  }
+  auto it = types_.find(type);
+  if (it != types_.end()) it->second.pending += sign * job.gpus;
+}
+
+void EnergyObserver::on_job_started(const JobRecord& job) {
+  change(job, +1);
+}
+void EnergyObserver::on_job_preempted(const JobRecord& job) {
+  change(job, -1);
+}
+void EnergyObserver::on_job_finished(const JobRecord& job) {
+  change(job, -1);
+}
+
+void EnergyObserver::advance_to(double time_s) {
+  if (start_s_ < 0) {
+    start_s_ = last_s_ = time_s;
+    return;
+  }
+  const double dt = time_s - last_s_;
+  if (dt <= 0) return;
+  for (const auto& [name, t] : types_) {
+    const double allocated = std::clamp(t.allocated, 0.0, t.count);
+    const double idle_j = (t.count - allocated) * t.idle_w * dt;
+    idle_gpu_j_ += idle_j;
+    gpu_j_ += idle_j + allocated * t.busy_w * dt;
+  }
+  last_s_ = time_s;
+}
+
+void EnergyObserver::on_sample(const StateSample& sample) {
+  advance_to(sample.time_s);
+  for (auto& [name, t] : types_) {
+    t.allocated += t.pending;
+    t.pending = 0;
+  }
+}
+
+void EnergyObserver::on_end(double time_s) {
+  advance_to(time_s);
+}
+
+EnergyTotals EnergyObserver::totals() const {
+  EnergyTotals e;
+  e.window_s = start_s_ < 0 ? 0.0 : last_s_ - start_s_;
+  e.gpu_kwh = gpu_j_ / kJoulesPerKwh;
+  e.idle_gpu_kwh = idle_gpu_j_ / kJoulesPerKwh;
+  e.node_kwh = nodes_ * config_.node_base_w * e.window_s / kJoulesPerKwh;
+  e.link_kwh = link_w_ * e.window_s / kJoulesPerKwh;
+  e.energy_kwh = e.gpu_kwh + e.node_kwh + e.link_kwh;
+  e.facility_kwh = e.energy_kwh * config_.pue;
+  e.cost = e.facility_kwh * config_.price_per_kwh;
+  e.mean_power_w = e.window_s > 0 ? e.energy_kwh * kJoulesPerKwh / e.window_s : 0.0;
+  return e;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,574 @@
+// What-if re-timing and the SimGrid replay (see replay.hpp).
+#include "sim/replay/replay.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "models/collective_model.hpp"
+#include "models/gpu_catalog.hpp"
+#include "models/kernel_model.hpp"
+#include "workloads/input_error.hpp"
+
+namespace fleetsim::replay {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+double parse_number(const std::string& key, const std::string& value) {
+  const std::string l = lower(value);
+  if (l == "inf" || l == "infinity") return std::numeric_limits<double>::infinity();
+  try {
+    std::size_t pos = 0;
+    const double v = std::stod(value, &pos);
+    if (pos != value.size() || !(v > 0)) throw std::invalid_argument("");
+    return v;
+  } catch (...) {
+    throw InputError("--set", 0, key, "expected a positive number (or inf), got '" + value + "'");
+  }
+}
+
+/// The catalog entry for a device name from a trace ("NVIDIA A100-SXM4-80GB", "NVIDIA A100-PG509-200").
+const GpuSpec* resolve_gpu(const std::string& device) {
+  if (device.empty()) return nullptr;
+  if (const GpuSpec* g = find_gpu(device)) return g;
+  std::string d = device;
+  if (d.rfind("NVIDIA ", 0) == 0) d = d.substr(7);
+  if (const GpuSpec* g = find_gpu(d)) return g;
+  const std::string l = lower(d);
+  const GpuSpec* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& g : gpu_catalog()) {
+    std::vector<std::string> names = g.aliases;
+    names.push_back(g.name);
+    for (const auto& n : names) {
+      const std::string ln = lower(n);
+      if (ln.size() >= 3 && ln.size() > best_len && l.find(ln) != std::string::npos) {
+        best = &g;
+        best_len = ln.size();
+      }
+    }
+  }
+  return best;
+}
+
+double ratio(double src, double dst) {
+  return src > 0 && dst > 0 ? src / dst : 1.0;
+}
+
+// "[[64,128],[128,32],[]]" -> {{64,128},{128,32},{}}.
+std::vector<std::vector<long>> parse_dims(std::string_view text) {
+  std::vector<std::vector<long>> out;
+  int depth = 0;
+  long cur = -1;
+  for (char c : text) {
+    if (c == '[') {
+      if (++depth == 2) out.emplace_back();
+    } else if (c == ']' || c == ',') {
+      if (cur >= 0 && depth == 2) out.back().push_back(cur);
+      cur = -1;
+      if (c == ']') --depth;
+    } else if (c >= '0' && c <= '9') {
+      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
+    }
+  }
+  return out;
+}
+
+// A GEMM's shape from the launching aten op's input dims (mm, addmm, bmm, matmul, linear).
+std::optional<KernelDesc> gemm_desc(const KinetoEvent& op) {
+  const auto d = parse_dims(op.input_dims);
+  KernelDesc k;
+  k.op = "linear";
+  const std::string types = lower(op.input_types);
+  k.dtype = types.find("half") != std::string::npos       ? DType::fp16
+            : types.find("bfloat16") != std::string::npos ? DType::bf16
+                                                          : DType::fp32;
+  auto two = [&](const std::vector<long>& a, const std::vector<long>& b) {
+    if (a.size() == 2 && b.size() == 2 && a[1] == b[0]) {
+      k.m = a[0];
+      k.k = a[1];
+      k.n = b[1];
+      return true;
+    }
+    if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1]) {
+      k.op = "bmm";
+      k.b = a[0];
+      k.m = a[1];
+      k.k = a[2];
+      k.n = b[2];
+      return true;
+    }
+    return false;
+  };
+  if ((op.name == "aten::mm" || op.name == "aten::bmm" || op.name == "aten::matmul") && d.size() >= 2 &&
+      two(d[0], d[1]))
+    return k;
+  if ((op.name == "aten::addmm" || op.name == "aten::baddbmm") && d.size() >= 3 && two(d[1], d[2])) return k;
+  if (op.name == "aten::linear" && d.size() >= 2 && d[0].size() >= 2 && d[1].size() == 2 &&
+      d[0].back() == d[1][1]) {
+    long rows = 1;
+    for (std::size_t i = 0; i + 1 < d[0].size(); ++i) rows *= d[0][i];
+    k.m = rows;
+    k.k = d[1][1];
+    k.n = d[1][0];
+    return k;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool WhatIf::baseline() const {
+  bool plain = gpu.empty() && nic_gbps == 0 && intra_node_gbps == 0 && launch_overhead_scale == 1;
+  for (double s : speedup) plain = plain && s == 1;
+  return plain;
+}
+
+void WhatIf::set(const std::string& kv) {
+  const auto eq = kv.find('=');
+  if (eq == std::string::npos) throw InputError("--set", 0, kv, "expected KEY=VALUE");
+  const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+  static const char* kValid =
+      "network.nic_gbps, network.intra_node_gbps, speedup.gemm, speedup.attention, speedup.elementwise, "
+      "speedup.communication, speedup.memcpy, speedup.other, launch_overhead_scale";
+  if (key == "network.nic_gbps") {
+    nic_gbps = parse_number(key, value);
+  } else if (key == "network.intra_node_gbps") {
+    intra_node_gbps = parse_number(key, value);
+  } else if (key == "launch_overhead_scale") {
+    launch_overhead_scale = parse_number(key, value);
+    if (std::isinf(launch_overhead_scale)) throw InputError("--set", 0, key, "must be finite");
+  } else if (key.rfind("speedup.", 0) == 0) {
+    const std::string cls = key.substr(8);
+    const double v = parse_number(key, value);
+    bool found = false;
+    for (int c = 0; c < kKernelClasses; ++c) {
+      const auto kc = static_cast<KernelClass>(c);
+      if (kc == KernelClass::cpu || kc == KernelClass::memset) continue;
+      if (to_string(kc) == cls) {
+        speedup[static_cast<std::size_t>(c)] = v;
+        if (kc == KernelClass::memcpy) speedup[static_cast<std::size_t>(KernelClass::memset)] = v;
+        found = true;
+      }
+    }
+    if (!found) throw InputError("--set", 0, key, std::string("unknown kernel class; valid keys: ") + kValid);
+  } else {
+    throw InputError("--set", 0, key, std::string("unknown replay key; valid keys: ") + kValid);
+  }
+}
+
+std::map<std::string, std::string> WhatIf::describe() const {
+  std::map<std::string, std::string> m;
+  if (!gpu.empty()) m["gpu"] = gpu;
+  if (nic_gbps > 0) m["network.nic_gbps"] = std::to_string(nic_gbps);
+  if (intra_node_gbps > 0) m["network.intra_node_gbps"] = std::to_string(intra_node_gbps);
+  if (launch_overhead_scale != 1) m["launch_overhead_scale"] = std::to_string(launch_overhead_scale);
+  for (int c = 0; c < kKernelClasses; ++c) {
+    const auto kc = static_cast<KernelClass>(c);
+    if (kc == KernelClass::memset || kc == KernelClass::cpu) continue;
+    const double s = speedup[static_cast<std::size_t>(c)];
+    if (s != 1) m["speedup." + to_string(kc)] = std::isinf(s) ? "inf" : std::to_string(s);
+  }
+  return m;
+}
+
+Retiming retime(const ExecGraph& g, const WhatIf& w) {
+  Retiming r;
+  const std::size_t n = boost::num_vertices(g.g);
+  r.factor.assign(n, 1.0);
+  const GpuSpec* src = nullptr;
+  if (!w.source_gpu.empty()) {
+    src = find_gpu(w.source_gpu);
+    if (src == nullptr) src = &gpu_spec(w.source_gpu, "--source-gpu");
+  } else if (!g.traces.empty()) {
+    src = resolve_gpu(g.traces.front()->device_name(0));
+  }
+  r.source_gpu = src != nullptr ? src->name : (g.traces.empty() ? "" : g.traces.front()->device_name(0));
+  const GpuSpec* dst = nullptr;
+  if (!w.gpu.empty()) {
+    dst = &gpu_spec(w.gpu, "--gpu");
+    if (src == nullptr)
+      throw InputError(g.traces.front()->file, 0, "deviceProperties",
+                       "the traced GPU '" + r.source_gpu +
+                           "' is not in the catalog; name it with --source-gpu TYPE to use --gpu");
+    r.target_gpu = dst->name;
+  }
+  // Collective re-timing by the analytic collective model when the network changes.
+  const bool net = w.nic_gbps > 0 || w.intra_node_gbps > 0;
+  GpuSpec fallback;
+  fallback.name = "A100";
+  fallback.nvlink_gbs = 600;
+  const GpuSpec& fab_gpu = src != nullptr ? *src : fallback;
+  const double traced_nic = 200;  // Gbit/s: assumed for the traced cluster (not in the trace)
+  const CommFabric old_fab = fabric_for(fab_gpu, traced_nic);
+  CommFabric new_fab = old_fab;
+  if (w.nic_gbps > 0) new_fab.inter_gbs = w.nic_gbps / 8;
+  if (w.intra_node_gbps > 0) new_fab.intra_gbs = w.intra_node_gbps / 8;
+
+  // cpu_ops with input shapes per (trace, thread), by start: the innermost one around a kernel's
+  // launch call gives the kernel's shape.
+  std::vector<std::map<std::int64_t, std::vector<const KinetoEvent*>>> shaped_ops(g.traces.size());
+  if (dst != nullptr) {
+    for (std::size_t ti = 0; ti < g.traces.size(); ++ti) {
+      for (const auto& e : g.traces[ti]->events)
+        if (e.cat == KinetoCat::cpu_op && !e.input_dims.empty()) shaped_ops[ti][e.tid].push_back(&e);
+      for (auto& [tid, ops] : shaped_ops[ti])
+        std::sort(ops.begin(), ops.end(),
+                  [](const KinetoEvent* a, const KinetoEvent* b) { return a->ts < b->ts; });
+    }
+  }
+  auto shape_of = [&](std::size_t v) -> std::optional<KernelDesc> {
+    Dag::in_edge_iterator ei, ee;
+    for (boost::tie(ei, ee) = boost::in_edges(v, g.g); ei != ee; ++ei) {
+      if (g.g[*ei].kind != EdgeKind::launch) continue;
+      const Node& launch = g.g[boost::source(*ei, g.g)];
+      const KinetoEvent& call = g.event(launch);
+      const auto& per_tid = shaped_ops[static_cast<std::size_t>(launch.trace)];
+      auto it = per_tid.find(call.tid);
+      if (it == per_tid.end()) return std::nullopt;
+      const auto& ops = it->second;
+      auto pos = std::upper_bound(ops.begin(), ops.end(), call.ts,
+                                  [](double t, const KinetoEvent* o) { return t < o->ts; });
+      for (int scanned = 0; pos != ops.begin() && scanned < 64; ++scanned) {
+        --pos;
+        const KinetoEvent& op = **pos;
+        if (op.ts + op.dur < call.ts + call.dur) continue;
+        if (auto d = gemm_desc(op)) return d;
+      }
+      return std::nullopt;
+    }
+    return std::nullopt;
+  };
+  for (std::size_t v = 0; v < n; ++v) {
+    const Node& node = g.g[v];
+    double f = 1;
+    if (node.kind == NodeKind::cpu) {
+      f = w.launch_overhead_scale;
+    } else if (node.kind == NodeKind::collective) {
+      if (net) {
+        const KinetoEvent& e = g.event(node);
+        const int ranks = e.group_size > 0 ? e.group_size : g.world_size;
+        const auto op = parse_collective(e.collective);
+        if (ranks > 1 && op && e.bytes > 0) {
+          CollectiveDesc d;
+          d.op = *op;
+          d.bytes = e.bytes;
+          d.ranks = ranks;
+          d.nodes = std::max(1, (ranks + 7) / 8);
+          const double a = predict_analytic(d, old_fab).seconds, b = predict_analytic(d, new_fab).seconds;
+          if (a > 0 && b > 0) f = b / a;
+        } else if (ranks > 1) {
+          // No message size in the trace: bandwidth ratio of the level the group spans.
+          f = ranks > 8 ? old_fab.inter_gbs / new_fab.inter_gbs : old_fab.intra_gbs / new_fab.intra_gbs;
+        }
+        ++r.by_collective_model;
+      }
+    } else if (dst != nullptr) {
+      const KinetoEvent& e = g.event(node);
+      const std::string l = lower(e.name.substr(0, std::min<std::size_t>(e.name.size(), 80)));
+      std::optional<KernelDesc> shape;
+      if (node.cls == KernelClass::gemm) shape = shape_of(v);
+      if (shape && roofline_seconds(*shape, *src) > 0 && roofline_seconds(*shape, *dst) > 0) {
+        f = roofline_seconds(*shape, *dst) / roofline_seconds(*shape, *src);
+        ++r.by_kernel_model;
+        --r.by_spec_ratio;
+      } else if (node.cls == KernelClass::gemm || node.cls == KernelClass::attention) {
+        const bool fp32 = l.find("sgemm") != std::string::npos || l.find("fp32") != std::string::npos;
+        f = fp32 || src->fp16_tflops <= 0 || dst->fp16_tflops <= 0
+                ? ratio(src->fp32_tflops, dst->fp32_tflops)
+                : ratio(src->fp16_tflops, dst->fp16_tflops);
+      } else if (node.kind == NodeKind::memcpy &&
+                 (l.find("htod") != std::string::npos || l.find("dtoh") != std::string::npos)) {
+        f = 1;  // host link, not the GPU
+      } else {
+        f = ratio(src->memory_bw_gbs, dst->memory_bw_gbs);
+      }
+      ++r.by_spec_ratio;
+    }
+    const double s = w.speedup[static_cast<std::size_t>(node.cls)];
+    r.factor[v] = std::isinf(s) ? 0.0 : f / s;
+  }
+  if (dst != nullptr)
+    r.notes.push_back(
+        "--gpu " + r.target_gpu + " (traced: " + r.source_gpu + "): " + std::to_string(r.by_kernel_model) +
+        " GEMM kernels re-timed by the roofline kernel model from the launching op's input shapes "
+        "(ratio of predictions, times the measured duration); " +
+        std::to_string(r.by_spec_ratio) +
+        " GPU operations without shapes by the spec ratio (GEMM/attention: tensor or FP32 peak; "
+        "others: memory bandwidth; host copies unchanged)");
+  if (net)
+    r.notes.push_back(
+        std::to_string(r.by_collective_model) +
+        " collectives re-timed by the analytic collective model (traced NIC assumed 200 Gbit/s)");
+  return r;
+}
+
+Times measured_times(const ExecGraph& g) {
+  Times t;
+  const std::size_t n = boost::num_vertices(g.g);
+  t.start.resize(n);
+  t.end.resize(n);
+  t.start_by.assign(n, Cause{});
+  t.end_by.assign(n, Cause{});
+  for (std::size_t v = 0; v < n; ++v) {
+    t.start[v] = g.g[v].start;
+    t.end[v] = g.g[v].end;
+    Dag::in_edge_iterator ei, ee;
+    for (boost::tie(ei, ee) = boost::in_edges(v, g.g); ei != ee; ++ei) {
+      const Edge& e = g.g[*ei];
+      if (!e.binding) continue;
+      Cause c;
+      c.src = static_cast<long>(boost::source(*ei, g.g));
+      c.kind = e.kind;
+      c.from_start = e.from_start;
+      if (e.to_end)
+        t.end_by[v] = c;
+      else
+        t.start_by[v] = c;
+    }
+  }
+  return t;
+}
+
+namespace {
+
+class Replayer {
+ public:
+  Replayer(const ExecGraph& g, const Retiming& r, const WhatIf& w) : g_(g), r_(r), w_(w) {}
+
+  void run(ReplayRun& out) {
+    const std::size_t n = boost::num_vertices(g_.g);
+    times_.start.assign(n, 0);
+    times_.end.assign(n, 0);
+    times_.start_by.assign(n, Cause{});
+    times_.end_by.assign(n, Cause{});
+    start_pending_.assign(n, 0);
+    end_pending_.assign(n, 0);
+    start_lb_.assign(n, 0);
+    end_lb_.assign(n, 0);
+    body_done_.assign(n, 0);
+    for (std::size_t v = 0; v < n; ++v) {
+      Dag::in_edge_iterator ei, ee;
+      for (boost::tie(ei, ee) = boost::in_edges(v, g_.g); ei != ee; ++ei)
+        ++(g_.g[*ei].to_end ? end_pending_[v] : start_pending_[v]);
+      if (start_pending_[v] == 0) push(std::max(0.0, g_.g[v].start), v, Kind::start);
+    }
+    build_platform();
+    sg4::Actor::create("replay", controller_host_, [this] { loop(); });
+    sg4::Engine::get_instance()->run();
+    long unfinished = 0;
+    for (std::size_t v = 0; v < n; ++v) unfinished += finished_[v] ? 0 : 1;
+    if (unfinished > 0)
+      throw std::runtime_error("replay: " + std::to_string(unfinished) +
+                               " nodes never became ready (a dependency cycle in the execution graph)");
+    out.times = std::move(times_);
+    out.sim_seconds = sg4::Engine::get_clock();
+    out.executions = executions_;
+  }
+
+ private:
+  enum class Kind { start, body, finish };
+  struct Timer {
+    double t;
+    std::size_t seq;
+    std::size_t v;
+    Kind kind;
+    bool operator>(const Timer& o) const { return t > o.t || (t == o.t && seq > o.seq); }
+  };
+
+  void push(double t, std::size_t v, Kind k) { timers_.push({t, seq_++, v, k}); }
+
+  void build_platform() {
+    // Hosts from the trace: one GPU host per rank (catalog FP32 peak, one core per stream so that
+    // concurrent streams do not share it: their measured durations already include contention) and
+    // one CPU host per rank. Collectives are re-timed by the collective model, not as flows.
+    auto* zone = sg4::create_full_zone("replay");
+    const GpuSpec* target = w_.gpu.empty() ? nullptr : find_gpu(w_.gpu);
+    const GpuSpec* source = r_.source_gpu.empty() ? nullptr : find_gpu(r_.source_gpu);
+    const GpuSpec* spec = target != nullptr ? target : source;
+    const double speed = spec != nullptr && spec->fp32_tflops > 0 ? spec->fp32_tflops * 1e12 : 1e13;
+    int max_rank = 0;
+    for (int r : g_.ranks) max_rank = std::max(max_rank, r);
+    gpu_hosts_.assign(static_cast<std::size_t>(max_rank) + 1, nullptr);
+    std::vector<int> streams(gpu_hosts_.size(), 0);
+    for (const auto& l : g_.lanes)
+      if (l.gpu) ++streams[static_cast<std::size_t>(l.rank)];
+    for (int r : g_.ranks) {
+      const auto ri = static_cast<std::size_t>(r);
+      gpu_hosts_[ri] = zone->create_host("rank" + std::to_string(r) + "-gpu", speed)
+                           ->set_core_count(std::max(1, streams[ri]) + 1)
+                           ->seal();
+      sg4::Host* cpu = zone->create_host("rank" + std::to_string(r) + "-cpu", 5e10)->seal();
+      if (controller_host_ == nullptr) controller_host_ = cpu;
+    }
+    zone->seal();
+    speed_ = speed;
+    finished_.assign(boost::num_vertices(g_.g), 0);
+  }
+
+  void loop() {
+    for (;;) {
+      const double now = sg4::Engine::get_clock();
+      while (!timers_.empty() && timers_.top().t <= now + 1e-12) {
+        const Timer t = timers_.top();
+        timers_.pop();
+        handle(t);
+      }
+      if (timers_.empty() && inflight_.empty()) break;
+      if (inflight_.empty()) {
+        sg4::this_actor::sleep_until(timers_.top().t);
+        continue;
+      }
+      const double timeout = timers_.empty() ? -1.0 : std::max(0.0, timers_.top().t - now);
+      ssize_t idx = -1;
+      try {
+        idx = sg4::Exec::wait_any_for(inflight_, timeout);
+      } catch (const simgrid::TimeoutException&) {
+        idx = -1;
+      }
+      if (idx >= 0) {
+        const auto i = static_cast<std::size_t>(idx);
+        const std::size_t v = owner_[i];
+        inflight_[i] = inflight_.back();
+        owner_[i] = owner_.back();
+        inflight_.pop_back();
+        owner_.pop_back();
+        body_done(v, sg4::Engine::get_clock());
+      }
+    }
+  }
+
+  void handle(const Timer& t) {
+    switch (t.kind) {
+      case Kind::start:
+        start(t.v, t.t);
+        break;
+      case Kind::body:
+        body_done(t.v, t.t);
+        break;
+      case Kind::finish:
+        finish(t.v, t.t);
+        break;
+    }
+  }
+
+  double edge_lag(const Edge& e, std::size_t target) const {
+    if (e.kind == EdgeKind::thread_order && e.binding) return e.lag * w_.launch_overhead_scale;
+    if (e.kind == EdgeKind::collective) return e.lag * r_.factor[target];
+    return e.lag;
+  }
+
+  void notify(std::size_t v, bool from_start, double t) {
+    Dag::out_edge_iterator oi, oe;
+    for (boost::tie(oi, oe) = boost::out_edges(v, g_.g); oi != oe; ++oi) {
+      const Edge& e = g_.g[*oi];
+      if (e.from_start != from_start) continue;
+      const std::size_t m = boost::target(*oi, g_.g);
+      const double val = t + edge_lag(e, m);
+      const Cause c{static_cast<long>(v), e.kind, e.from_start};
+      if (e.to_end) {
+        if (val >= end_lb_[m]) {
+          end_lb_[m] = val;
+          times_.end_by[m] = c;
+        }
+        if (--end_pending_[m] == 0 && body_done_[m]) push(std::max(end_lb_[m], t), m, Kind::finish);
+      } else {
+        if (val >= start_lb_[m]) {
+          start_lb_[m] = val;
+          times_.start_by[m] = c;
+        }
+        if (--start_pending_[m] == 0) push(std::max(start_lb_[m], t), m, Kind::start);
+      }
+    }
+  }
+
+  void start(std::size_t v, double t) {
+    times_.start[v] = t;
+    notify(v, true, t);
+    const Node& n = g_.g[v];
+    const double dur = n.body * r_.factor[v];
+    if (n.kind == NodeKind::cpu || dur <= 0) {
+      push(t + std::max(0.0, dur), v, Kind::body);
+      return;
+    }
+    sg4::ExecPtr ex = sg4::Exec::init();
+    ex->set_flops_amount(dur * speed_);
+    ex->set_host(gpu_hosts_[static_cast<std::size_t>(n.rank)]);
+    ex->start();
+    ++executions_;
+    inflight_.push_back(ex);
+    owner_.push_back(v);
+  }
+
+  void body_done(std::size_t v, double t) {
+    body_done_[v] = 1;
+    if (t >= end_lb_[v]) {
+      end_lb_[v] = t;
+      times_.end_by[v] = Cause{};
+    }
+    if (end_pending_[v] == 0) push(std::max(end_lb_[v], t), v, Kind::finish);
+  }
+
+  void finish(std::size_t v, double t) {
+    times_.end[v] = t;
+    finished_[v] = 1;
+    notify(v, false, t);
+  }
+
+  const ExecGraph& g_;
+  const Retiming& r_;
+  const WhatIf& w_;
+  Times times_;
+  std::vector<int> start_pending_, end_pending_;
+  std::vector<double> start_lb_, end_lb_;
+  std::vector<char> body_done_, finished_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::size_t seq_ = 0;
+  std::vector<sg4::ExecPtr> inflight_;
+  std::vector<std::size_t> owner_;
+  std::vector<sg4::Host*> gpu_hosts_;
+  sg4::Host* controller_host_ = nullptr;
+  double speed_ = 1e13;
+  long executions_ = 0;
+};
+
+}  // namespace
+
+ReplayRun simulate(const ExecGraph& g, const Retiming& r, const WhatIf& w) {
+  char arg0[] = "fleetsim";
+  char arg1[] = "--log=root.thres:critical";
+#if defined(__SANITIZE_ADDRESS__)
+  char arg2[] = "--cfg=contexts/factory:thread";
+#else
+  char arg2[] = "--cfg=contexts/factory:raw";
+#endif
+  int argc = 3;
+  char* argv[] = {arg0, arg1, arg2, nullptr};
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  ReplayRun out;
+  Replayer rep(g, r, w);
+  rep.run(out);
+  return out;
+}
+
+}  // namespace fleetsim::replay
