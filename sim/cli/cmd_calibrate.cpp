@@ -28,6 +28,7 @@
 #include "models/calibration.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/metrics/recorders.hpp"
 #include "workloads/input_error.hpp"
 #include "workloads/text.hpp"
 
@@ -173,15 +174,6 @@ std::string op_group(const std::string& op) {
   return "";
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
 struct Stats {
   std::string device, op;
   std::vector<double> ape, roofline_ape;
@@ -280,7 +272,7 @@ nlohmann::ordered_json summary_json(const std::vector<Stats>& stats, const EvalA
     g["op"] = s.op;
     g["rows"] = s.ape.size();
     g["mape_pct"] = mean(s.ape);
-    g["p90_ape_pct"] = percentile(s.ape, 0.9);
+    g["p90_ape_pct"] = percentile(s.ape, 90);
     g["roofline_mape_pct"] = mean(s.roofline_ape);
     g["label"] = std::string(to_string(s.label));
     j["groups"].push_back(g);
@@ -293,7 +285,7 @@ void print_table(const std::vector<Stats>& stats) {
               "label");
   for (const auto& s : stats)
     std::printf("  %-16s %-14s %6zu %8.2f %8.2f %10.2f  %s\n", s.device.c_str(), s.op.c_str(), s.ape.size(),
-                mean(s.ape), percentile(s.ape, 0.9), mean(s.roofline_ape),
+                mean(s.ape), percentile(s.ape, 90), mean(s.roofline_ape),
                 std::string(to_string(s.label)).c_str());
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/command.hpp"
+#include "sim/metrics/recorders.hpp"
 #include "sim/replay/report.hpp"
 #include "workloads/input_error.hpp"
 #include "workloads/kineto_trace.hpp"
@@ -26,15 +27,6 @@ struct ReplayArgs {
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
 void stage_and_move(const std::string& out_dir,
@@ -87,7 +79,7 @@ int run_summary(const ReplayArgs& a) {
     for (double x : v) mean += x;
     mean /= static_cast<double>(v.size());
     std::printf("  %-40s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", what, 100 * percentile(v, 0),
-                100 * percentile(v, 0.5), 100 * percentile(v, 0.9), 100 * percentile(v, 1), 100 * mean);
+                100 * percentile(v, 50), 100 * percentile(v, 90), 100 * percentile(v, 100), 100 * mean);
   };
   line("GPU idle share of step time", idle);
   line("exposed communication share", exposed);
@@ -95,8 +87,8 @@ int run_summary(const ReplayArgs& a) {
     nlohmann::json j;
     j["traces"] = rows;
     j["skipped"] = skipped;
-    j["gpu_idle_share"] = {{"p50", percentile(idle, 0.5)}, {"p90", percentile(idle, 0.9)}};
-    j["exposed_communication_share"] = {{"p50", percentile(exposed, 0.5)}, {"p90", percentile(exposed, 0.9)}};
+    j["gpu_idle_share"] = {{"p50", percentile(idle, 50)}, {"p90", percentile(idle, 90)}};
+    j["exposed_communication_share"] = {{"p50", percentile(exposed, 50)}, {"p90", percentile(exposed, 90)}};
     fs::create_directories(a.out);
     std::FILE* f = std::fopen((fs::path(a.out) / "fleet_summary.json").c_str(), "wb");
     if (f == nullptr) throw InputError(a.out, 0, "--out", "cannot write fleet_summary.json");
