@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/command.hpp"
+#include "sim/core/staging.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/replay/report.hpp"
 #include "workloads/input_error.hpp"
@@ -27,13 +28,6 @@ struct ReplayArgs {
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-void stage_and_move(const std::string& out_dir,
-                    const std::vector<std::pair<std::string, std::string>>& files) {
-  // files: (staged path, final name)
-  fs::create_directories(out_dir);
-  for (const auto& [staged, name] : files) fs::rename(staged, fs::path(out_dir) / name);
 }
 
 int run_summary(const ReplayArgs& a) {
@@ -158,16 +152,11 @@ int run_replay(const ReplayArgs& a) {
       rep.notes.push_back(t->file + ": ignored " + std::to_string(count) + " event(s) of unknown category '" +
                           cat + "'");
 
-  const fs::path stage = fs::path(a.out).string() + ".replay-staging";
-  fs::remove_all(stage);
-  fs::create_directories(stage);
-  replay::write_replay_json(rep, (stage / "replay.json").string());
-  replay::write_kernel_classes_csv(rep, (stage / "kernel_classes.csv").string());
-  replay::write_timeline(rep, (stage / "timeline.json").string());
-  stage_and_move(a.out, {{(stage / "replay.json").string(), "replay.json"},
-                         {(stage / "kernel_classes.csv").string(), "kernel_classes.csv"},
-                         {(stage / "timeline.json").string(), "timeline.json"}});
-  fs::remove_all(stage);
+  Staging staging(a.out, "--out");
+  replay::write_replay_json(rep, staging.path("replay.json"));
+  replay::write_kernel_classes_csv(rep, staging.path("kernel_classes.csv"));
+  replay::write_timeline(rep, staging.path("timeline.json"));
+  staging.commit();
   if (!a.quiet) {
     std::printf("fleetsim replay: %zu trace(s), world size %d, %zu nodes, %s\n", ptrs.size(), g.world_size,
                 boost::num_vertices(g.g), w.baseline() ? "baseline (durations from the trace)" : "what-if");

@@ -1,6 +1,5 @@
 #include "sim/core/runner.hpp"
 
-#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +7,7 @@
 #include <iostream>
 
 #include "sim/core/simulation.hpp"
+#include "sim/core/staging.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
@@ -30,52 +30,6 @@ std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpe
   const bool has_steps = !jobs.empty() && jobs.front().steps.has_value();
   return has_steps && !scenario.execution.throughputs.empty() ? "throughput" : "trace";
 }
-
-namespace {
-
-/// A staging folder inside the output folder, removed unless committed.
-class Staging {
- public:
-  explicit Staging(const std::string& out_dir) : out_(out_dir) {
-    std::error_code ec;
-    fs::create_directories(out_, ec);
-    if (ec) throw InputError(out_dir, 0, "output.dir", "cannot create output folder: " + ec.message());
-    dir_ = out_ / (".staging-" + std::to_string(::getpid()));
-    fs::remove_all(dir_, ec);
-    fs::create_directories(dir_, ec);
-    if (ec) throw InputError(out_dir, 0, "output.dir", "cannot write in output folder: " + ec.message());
-  }
-  ~Staging() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-
-  std::ofstream open(const std::string& name) {
-    std::ofstream f(dir_ / name, std::ios::binary);
-    if (!f) throw InputError((out_ / name).string(), 0, "output.dir", "cannot write file");
-    names_.push_back(name);
-    return f;
-  }
-  /// Move every staged file into the output folder; remove stale outputs we did not write.
-  void commit(const std::vector<std::string>& known_outputs) {
-    for (const auto& k : known_outputs) {
-      if (std::find(names_.begin(), names_.end(), k) == names_.end()) {
-        std::error_code ec;
-        fs::remove(out_ / k, ec);
-      }
-    }
-    for (const auto& n : names_) fs::rename(dir_ / n, out_ / n);
-  }
-
- private:
-  fs::path out_;
-  fs::path dir_;
-  std::vector<std::string> names_;
-};
-
-}  // namespace
 
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
