@@ -52,6 +52,7 @@ struct Builder {
   void build_rank(int ti);
   void match_collectives();
   void assign_lags();
+  bool bind_latest(Vertex v, bool to_end, double measured, double floor);
   void find_steps(int ti, const std::vector<std::vector<Vertex>>& cpu_lanes,
                   const std::vector<int>& lane_of_tid_idx, const std::map<std::int64_t, int>& tid_lane);
 };
@@ -390,64 +391,49 @@ void Builder::match_collectives() {
         " collective(s) differ in kind across ranks at the same sequence number and were not joined");
 }
 
+// Among v's in-edges that constrain its start (to_end = false) or its end: each gets its intrinsic
+// lag capped by the measured slack to `measured` (thread order keeps its whole measured gap: CPU
+// work between calls); the one whose reference + lag is latest, and later than `floor`, binds and
+// gets the exact measured lag. Returns whether an edge binds.
+bool Builder::bind_latest(Vertex v, bool to_end, double measured, double floor) {
+  Dag::in_edge_iterator ei, ee;
+  Dag::edge_descriptor best{};
+  bool have = false;
+  double best_t = floor;
+  for (boost::tie(ei, ee) = boost::in_edges(v, G.g); ei != ee; ++ei) {
+    Edge& e = G.g[*ei];
+    if (e.to_end != to_end) continue;
+    const double ref = ref_time(boost::source(*ei, G.g), e.from_start);
+    const double slack = std::max(0.0, measured - ref);
+    e.lag = std::min(e.intrinsic, slack);
+    if (!to_end && e.kind == EdgeKind::thread_order) e.lag = slack;
+    if (ref + e.lag > best_t) {
+      best_t = ref + e.lag;
+      best = *ei;
+      have = true;
+    }
+  }
+  if (!have) return false;
+  Edge& b = G.g[best];
+  b.lag = std::max(0.0, measured - ref_time(boost::source(best, G.g), b.from_start));
+  b.binding = true;
+  return true;
+}
+
 // Binding constraint per node: exact measured lag; others their intrinsic minimum (capped by slack).
 void Builder::assign_lags() {
   for (Vertex v = 0; v < boost::num_vertices(G.g); ++v) {
     Node& n = G.g[v];
     const double measured_body = n.end - n.start;
-    // Start constraints.
-    Dag::in_edge_iterator ei, ee;
-    Dag::edge_descriptor best{};
-    bool have = false;
-    double best_t = -1e300;
-    for (boost::tie(ei, ee) = boost::in_edges(v, G.g); ei != ee; ++ei) {
-      Edge& e = G.g[*ei];
-      if (e.to_end) continue;
-      const double ref = ref_time(boost::source(*ei, G.g), e.from_start);
-      const double slack = std::max(0.0, n.start - ref);
-      e.lag = std::min(e.intrinsic, slack);
-      // thread order keeps its whole measured gap (CPU work between calls).
-      if (e.kind == EdgeKind::thread_order) e.lag = slack;
-      const double cand = ref + e.lag;
-      if (!have || cand > best_t) {
-        best_t = cand;
-        best = *ei;
-        have = true;
-      }
-    }
-    if (have) {
-      Edge& b = G.g[best];
-      b.lag = std::max(0.0, n.start - ref_time(boost::source(best, G.g), b.from_start));
-      b.binding = true;
-    }
+    // Start constraints: the latest one binds.
+    bind_latest(v, false, n.start, -1e300);
     // End constraints: the body (intrinsic n.body) against end deps.
-    bool dep_binds = false;
-    Dag::edge_descriptor end_best{};
     // Synchronising calls cost a few microseconds of their own once the GPU work they wait for is
     // done; collectives' n.body is already the transfer time (set when they were matched).
     const double body_intrinsic =
         n.kind == NodeKind::cpu ? std::min(measured_body, 2e-6) : std::min(n.body, measured_body);
-    double end_t = n.start + body_intrinsic;
-    for (boost::tie(ei, ee) = boost::in_edges(v, G.g); ei != ee; ++ei) {
-      Edge& e = G.g[*ei];
-      if (!e.to_end) continue;
-      const double ref = ref_time(boost::source(*ei, G.g), e.from_start);
-      const double slack = std::max(0.0, n.end - ref);
-      e.lag = std::min(e.intrinsic, slack);
-      if (ref + e.lag > end_t) {
-        end_t = ref + e.lag;
-        end_best = *ei;
-        dep_binds = true;
-      }
-    }
-    if (dep_binds) {
-      Edge& b = G.g[end_best];
-      b.lag = std::max(0.0, n.end - ref_time(boost::source(end_best, G.g), b.from_start));
-      b.binding = true;
-      n.body = body_intrinsic;
-    } else {
-      n.body = measured_body;
-    }
+    const bool dep_binds = bind_latest(v, true, n.end, n.start + body_intrinsic);
+    n.body = dep_binds ? body_intrinsic : measured_body;
   }
 }
 
