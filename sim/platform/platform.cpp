@@ -110,16 +110,38 @@ struct BuiltLeaf {
   NetPoint* router = nullptr;
 };
 
+// A leaf (or rail group) zone "leaf-<index>" under `parent`, with its router "<name><router_suffix>".
+BuiltLeaf new_leaf_zone(int index, sg4::NetZone* parent, const std::string& router_suffix) {
+  const std::string name = "leaf-" + std::to_string(index);
+  BuiltLeaf b;
+  b.zone = sg4::create_dijkstra_zone(name, true);
+  b.zone->set_parent(parent);
+  b.router = b.zone->create_router(name + router_suffix);
+  return b;
+}
+
+// Calls build(leaf, first, last) for each leaf's node range [first, last) of spec.nodes.
+template <typename F>
+void for_each_leaf(const ClusterSpec& spec, F&& build) {
+  const auto per_leaf = static_cast<std::size_t>(spec.network.nodes_per_leaf);
+  for (int leaf = 0; leaf < spec.leaves(); ++leaf) {
+    const std::size_t first = static_cast<std::size_t>(leaf) * per_leaf;
+    build(leaf, first, std::min(first + per_leaf, spec.nodes.size()));
+  }
+}
+
+// The node's CPU host (one core per 1000 cpu_milli, at least one).
+sg4::Host* create_cpu(sg4::NetZone* zone, const NodeSpec& node) {
+  const int cores = std::max(1, static_cast<int>(std::lround(node.cpu_milli / 1000.0)));
+  return zone->create_host(node.name + "-cpu", kCpuCoreFlops)->set_core_count(cores)->seal();
+}
+
 // Builds leaf `leaf` (nodes [first, last) of spec.nodes) as a child of `parent`.
 BuiltLeaf build_leaf(const ClusterSpec& spec, int leaf, std::size_t first, std::size_t last,
                      sg4::NetZone* parent, Platform& out) {
   sg4::NetZone* links = parent;  // the root zone: see "Link ownership" above
   const NetworkSpec& net = spec.network;
-  const std::string name = "leaf-" + std::to_string(leaf);
-  BuiltLeaf b;
-  b.zone = sg4::create_dijkstra_zone(name, true);
-  b.zone->set_parent(parent);
-  b.router = b.zone->create_router(name + "-router");
+  BuiltLeaf b = new_leaf_zone(leaf, parent, "-router");
 
   const bool pcie = net.intra_node == IntraNode::kPcie;
   const double intra_bw = net.intra_node_gbps * kGbitToBytes;
@@ -145,8 +167,7 @@ BuiltLeaf build_leaf(const ClusterSpec& spec, int leaf, std::size_t first, std::
       }
     }
 
-    const int cores = std::max(1, static_cast<int>(std::lround(node.cpu_milli / 1000.0)));
-    h.cpu = b.zone->create_host(node.name + "-cpu", kCpuCoreFlops)->set_core_count(cores)->seal();
+    h.cpu = create_cpu(b.zone, node);
     connect(b.zone, h.cpu->get_netpoint(), sw,
             duplex(links, node.name + "-cpu", kHostLinkGbps * kGbitToBytes, kPcieLatencyS));
 
@@ -168,16 +189,13 @@ Platform build_leaf_spine(const ClusterSpec& spec) {
   const double uplink_bw =
       net.nodes_per_leaf * net.nics_per_node * net.nic_gbps * kGbitToBytes / net.oversubscription;
 
-  const auto per_leaf = static_cast<std::size_t>(net.nodes_per_leaf);
-  for (int leaf = 0; leaf < spec.leaves(); ++leaf) {
-    const std::size_t first = static_cast<std::size_t>(leaf) * per_leaf;
-    const std::size_t last = std::min(first + per_leaf, spec.nodes.size());
+  for_each_leaf(spec, [&](int leaf, std::size_t first, std::size_t last) {
     BuiltLeaf b = build_leaf(spec, leaf, first, last, p.root, p);
     auto* uplink = duplex(p.root, b.zone->get_name() + "-uplink", uplink_bw, net.link_latency_s);
     p.root->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr,
                       {sg4::LinkInRoute(uplink, Dir::UP)});
     p.leaf_uplinks.push_back(uplink->get_link_up());
-  }
+  });
   p.root->seal();
   return p;
 }
@@ -212,10 +230,7 @@ BuiltLeaf build_rail_group(const ClusterSpec& spec, int group, std::size_t first
   sg4::NetZone* links = parent;  // the root zone: see "Link ownership" above
   const NetworkSpec& net = spec.network;
   const std::string name = "leaf-" + std::to_string(group);
-  BuiltLeaf b;
-  b.zone = sg4::create_dijkstra_zone(name, true);
-  b.zone->set_parent(parent);
-  b.router = b.zone->create_router(name + "-spine");
+  BuiltLeaf b = new_leaf_zone(group, parent, "-spine");
 
   const int rails = net.nics_per_node;
   const double nic_bw = net.nic_gbps * kGbitToBytes;
@@ -243,8 +258,7 @@ BuiltLeaf build_rail_group(const ClusterSpec& spec, int group, std::size_t first
     }
     h.nic = h.nics.front();
 
-    const int cores = std::max(1, static_cast<int>(std::lround(node.cpu_milli / 1000.0)));
-    h.cpu = b.zone->create_host(node.name + "-cpu", kCpuCoreFlops)->set_core_count(cores)->seal();
+    h.cpu = create_cpu(b.zone, node);
     auto* cpu_link = duplex(links, node.name + "-cpu", kHostLinkGbps * kGbitToBytes, kPcieLatencyS);
     if (node.gpus == 0) {  // a CPU-only node: its CPU sits on every rail through the NICs
       for (int r = 0; r < rails; ++r)
@@ -289,13 +303,10 @@ Platform build_rail_optimized(const ClusterSpec& spec) {
   Platform p;
   p.root = sg4::create_star_zone("fabric");
   p.nodes.resize(spec.nodes.size());
-  const auto per_leaf = static_cast<std::size_t>(spec.network.nodes_per_leaf);
-  for (int group = 0; group < spec.leaves(); ++group) {
-    const std::size_t first = static_cast<std::size_t>(group) * per_leaf;
-    const std::size_t last = std::min(first + per_leaf, spec.nodes.size());
+  for_each_leaf(spec, [&](int group, std::size_t first, std::size_t last) {
     BuiltLeaf b = build_rail_group(spec, group, first, last, p.root, p);
     p.root->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr, {});
-  }
+  });
   p.root->seal();
   return p;
 }
