@@ -17,47 +17,14 @@
 #include "models/gpu_catalog.hpp"
 #include "sim/platform/cluster_spec.hpp"
 #include "sim/platform/platform.hpp"
+#include "tests/platform_util.hpp"
 #include "workloads/input_error.hpp"
 
 using namespace fleetsim;
+using namespace fleetsim::test;
 namespace sg4 = simgrid::s4u;
 
 namespace {
-
-constexpr double kGbit = 1e9 / 8;  // bytes/s per Gbit/s
-
-/// argc/argv for the one Engine of a test case.
-struct EngineArgs {
-  explicit EngineArgs(std::vector<std::string> extra = {}) : words(std::move(extra)) {
-    words.insert(words.begin(), {"test_platform", "--log=root.thres:critical"});
-    for (auto& w : words) ptrs.push_back(w.data());
-    ptrs.push_back(nullptr);
-    argc = static_cast<int>(words.size());
-  }
-  std::vector<std::string> words;
-  std::vector<char*> ptrs;
-  int argc = 0;
-  char** argv() { return ptrs.data(); }
-};
-
-struct Route {
-  std::set<std::string> links;  // link names (SimGrid 3.32 may list them out of path order)
-  double latency = 0;
-  double bottleneck = 0;  // smallest bandwidth on the route, bytes/s
-};
-
-Route route(const sg4::Host* a, const sg4::Host* b) {
-  std::vector<sg4::Link*> links;
-  Route r;
-  a->route_to(b, links, &r.latency);
-  r.bottleneck = links.empty() ? 0 : links.front()->get_bandwidth();
-  for (const auto* l : links) {
-    r.links.insert(l->get_name());
-    r.bottleneck = std::min(r.bottleneck, l->get_bandwidth());
-  }
-  CHECK(r.links.size() == links.size());  // no link twice
-  return r;
-}
 
 double bandwidth(const std::string& link) {
   return sg4::Link::by_name(link)->get_bandwidth();
@@ -77,15 +44,6 @@ NetworkSpec small_net(Topology t) {
   n.intra_node_gbps = 2400;
   n.link_latency_s = 1e-6;
   return n;
-}
-
-PoolSpec pool(const std::string& name, int nodes, int gpus, const std::string& gpu) {
-  PoolSpec p;
-  p.name = name;
-  p.nodes = nodes;
-  p.gpus_per_node = gpus;
-  p.gpu = gpu;
-  return p;
 }
 
 InputError expand_error(std::vector<PoolSpec> pools, const NetworkSpec& net) {
