@@ -31,8 +31,9 @@ Runner setup(CLI::App& sub) {
     const auto outcome = run_scenario(sc, opt);
     if (!a->quiet) {
       std::printf("fleetsim: %s\n%s", a->scenario.c_str(), format_summary(outcome.summary).c_str());
-      std::printf("  outputs in    %s/ (jobs.csv, timeseries.csv, summary.json, skipped.csv)\n",
-                  outcome.out_dir.c_str());
+      const bool network = outcome.summary.contains("network");
+      std::printf("  outputs in    %s/ (jobs.csv, timeseries.csv, summary.json, skipped.csv%s)\n",
+                  outcome.out_dir.c_str(), network ? ", links.csv, link_tiers.csv" : "");
     }
     return 0;
   };

@@ -120,7 +120,17 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
         {"state_gb_per_gpu", Kind::kFloat, "model state per GPU of the job, GB (default 0)"},
         {"colocation_slowdown", Kind::kFloat,
          "speed factor (0, 1] of a job per other job sharing its GPU where the job model has no measured "
-         "pair rate (default 1 = no interference)"}}},
+         "pair rate (default 1 = no interference)"},
+        {"fidelity", Kind::kString,
+         "delay (job-level run times) | network (multi-GPU jobs' all-reduces share the SimGrid fabric; "
+         "default delay)"},
+        {"grad_mb_default", Kind::kFloat,
+         "network fidelity: gradient MB all-reduced per iteration (default 1000)"},
+        {"iteration_compute_s", Kind::kFloat,
+         "network fidelity: compute time per iteration, s (default 0.5)"},
+        {"chunks_shared", Kind::kInt,
+         "network fidelity: chunks a job's run is cut into while it shares fabric links with another "
+         "job (at least one iteration each; >= 1, default 16)"}}},
       {"power",
        {{"busy_fraction", Kind::kFloat,
          "power of a GPU allocated to a running job as a fraction of its catalog TDP, (0, 1] (default 0.8)"},
@@ -526,6 +536,20 @@ Scenario build(const toml::table& root, const Loader& l) {
       l.get<double>(et, "execution", "colocation_slowdown", s.execution.colocation_slowdown);
   if (!(s.execution.colocation_slowdown > 0) || s.execution.colocation_slowdown > 1)
     l.fail("execution.colocation_slowdown", et.get("colocation_slowdown"), "must be in (0, 1]");
+  s.execution.fidelity = l.get<std::string>(et, "execution", "fidelity", s.execution.fidelity);
+  if (s.execution.fidelity != "delay" && s.execution.fidelity != "network")
+    l.fail("execution.fidelity", et.get("fidelity"), "must be \"delay\" or \"network\"");
+  s.execution.grad_mb_default =
+      l.get<double>(et, "execution", "grad_mb_default", s.execution.grad_mb_default);
+  if (!(s.execution.grad_mb_default >= 0))
+    l.fail("execution.grad_mb_default", et.get("grad_mb_default"), "must be >= 0");
+  s.execution.iteration_compute_s =
+      l.get<double>(et, "execution", "iteration_compute_s", s.execution.iteration_compute_s);
+  if (!(s.execution.iteration_compute_s > 0))
+    l.fail("execution.iteration_compute_s", et.get("iteration_compute_s"), "must be > 0");
+  s.execution.chunks_shared = l.get<int>(et, "execution", "chunks_shared", s.execution.chunks_shared);
+  if (s.execution.chunks_shared < 1)
+    l.fail("execution.chunks_shared", et.get("chunks_shared"), "must be >= 1");
   s.scheduler.options = l.options(st, "scheduler.options");
   s.scheduler.placement_options = l.options(st, "scheduler.placement_options");
   const toml::table& pt = root["power"].as_table() ? *root["power"].as_table() : empty;

@@ -40,6 +40,10 @@ struct ExecutionConfig {
   std::string calibration;                  ///< calibration JSON for the "kernels" model
   std::string kernel_model = "calibrated";  ///< kernel model: calibrated | table | roofline
   std::string collective_model = "calibrated";  ///< collective model: calibrated | nccl-default
+  std::string fidelity = "delay";               ///< delay (job-level) | network (jobs share the fabric)
+  double grad_mb_default = 1000;                ///< network: gradient MB all-reduced per iteration
+  double iteration_compute_s = 0.5;             ///< network: compute per iteration, s
+  int chunks_shared = 16;                       ///< network: chunks per job while it shares links
 };
 
 struct OutputConfig {

@@ -10,6 +10,7 @@
 #include "sim/core/staging.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
+#include "sim/metrics/network_report.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
 #include "workloads/input_error.hpp"
@@ -47,6 +48,10 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   parts.restart_s_per_gb = sc.execution.restart_s_per_gb;
   parts.state_gb_per_gpu = sc.execution.state_gb_per_gpu;
   parts.colocation_slowdown = sc.execution.colocation_slowdown;
+  parts.network_fidelity = sc.execution.fidelity == "network";
+  parts.grad_bytes = sc.execution.grad_mb_default * 1e6;
+  parts.iteration_compute_s = sc.execution.iteration_compute_s;
+  parts.chunks_shared = sc.execution.chunks_shared;
   if (sc.execution.job_model != "auto" && !job_models().contains(sc.execution.job_model))
     throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
                      "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");
@@ -107,11 +112,23 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   RunOutcome out;
   out.summary = make_summary(info, table, series, &fairness, &energy);
+  if (res.network) {
+    {
+      auto f = staging.open("links.csv");
+      write_links_csv(f, *res.network);
+    }
+    {
+      auto f = staging.open("link_tiers.csv");
+      write_link_tiers_csv(f, *res.network);
+    }
+    out.summary["network"] = network_summary(*res.network, table);
+  }
   {
     auto f = staging.open("summary.json");
     f << out.summary.dump(2) << '\n';
   }
-  staging.commit({"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json"});
+  staging.commit(
+      {"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv"});
   out.out_dir = sc.output.dir;
   return out;
 }

@@ -10,8 +10,10 @@
 #include <queue>
 #include <unordered_set>
 
+#include "models/collective_model.hpp"
 #include "models/gpu_catalog.hpp"
 #include "sim/core/colocation.hpp"
+#include "sim/core/network_fidelity.hpp"
 #include "sim/platform/platform.hpp"
 #include "workloads/input_error.hpp"
 
@@ -85,6 +87,16 @@ struct Run {
   double preempted_at = -1;
   int epoch = 0;
   int running_index = -1;  ///< position in running_ (-1 = not running)
+  // Network fidelity (network_fidelity.hpp): the work is a share phi of compute, progressing as
+  // above, and 1 - phi of all-reduce, credited when a chunk's ptask finishes.
+  bool net = false;
+  double phi = 1;         ///< compute share of the work
+  double iteration = 1;   ///< one iteration, as a fraction of the work
+  double chunk_from = 0;  ///< `done` when the current chunk began
+  double target = 1;      ///< `done` at which the current compute phase ends
+  bool in_comm = false;   ///< the chunk's all-reduce is in flight: no analytic progress
+  double comm = 0;        ///< work fraction the in-flight all-reduce credits
+  double comm_since = 0;  ///< its start
 };
 
 }  // namespace
@@ -104,8 +116,9 @@ class Simulation::Impl final : public Launcher {
 #else
     char arg2[] = "--cfg=contexts/factory:raw";
 #endif
-    int argc = 3;
-    char* argv[] = {arg0, arg1, arg2, nullptr};
+    char arg3[] = "--cfg=host/model:ptask_L07";  // network fidelity: all-reduces are ptasks
+    int argc = parts_.network_fidelity ? 4 : 3;
+    char* argv[] = {arg0, arg1, arg2, arg3, nullptr};
     engine_ = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
     platform_ = build_platform(parts_.cluster);
     simgrid::s4u::Host* controller_host = nullptr;
@@ -115,11 +128,13 @@ class Simulation::Impl final : public Launcher {
     }
     if (controller_host == nullptr) throw InputError("", 0, "cluster", "the cluster has no hosts");
 
+    if (parts_.network_fidelity) fabric_ = std::make_unique<NetworkFabric>();
     prepare();
     simgrid::s4u::Actor::create("controller", controller_host, [this] { control_loop(); });
     engine_->run();
     for (auto* o : observers_) o->on_end(now_);
     result_.end_time_s = now_;
+    if (fabric_) result_.network = std::make_shared<NetworkReport>(fabric_->report(now_, 200));
     return result_;
   }
 
@@ -143,6 +158,7 @@ class Simulation::Impl final : public Launcher {
     Run& run = runs_[i];
     if (run.running_index < 0) return;
     advance(id);
+    net_leave(id);
     state_.release(allocations_[i]);
     const auto neighbours = coloc_.remove(id, allocations_[i]);
     allocations_[i] = Allocation{};
@@ -182,12 +198,12 @@ class Simulation::Impl final : public Launcher {
     double done = run.done, attained = run.attained_gpu_s, executed = run.executed_s;
     if (p.running) {
       const double dt = now_ - run.since;
-      const double work_dt = std::max(0.0, dt - run.overhead_left);
+      const double work_dt = run.in_comm ? 0.0 : std::max(0.0, dt - run.overhead_left);
       done = std::min(1.0, done + work_dt * run.speed() / run.runtime);
       attained += dt * rec.gpus;
       executed += dt;
       p.gpus = rec.gpus;
-      p.expected_end_s = end_time(run);
+      p.expected_end_s = run.since + run.overhead_left + (1.0 - run.done) * run.runtime / run.speed();
     } else if (run.preempted_at >= 0) {
       p.preempted_s += now_ - run.preempted_at;
     }
@@ -287,10 +303,125 @@ class Simulation::Impl final : public Launcher {
       run.coloc_speed =
           coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
     }
+    run.net = false;
+    run.in_comm = false;
+    run.target = 1;
+    net_join(id, where);
     schedule_completion(id);
     refresh_colocation(neighbours);
     for (auto* o : observers_) o->on_job_started(rec);
     return true;
+  }
+
+  /// Network fidelity: a multi-GPU job's ring joins the fabric; it runs in chunks from now on.
+  void net_join(JobId id, const PlacementSummary& where) {
+    if (!fabric_ || where.gpus < 2) return;
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    std::vector<simgrid::s4u::Host*> ring;
+    for (const auto& s : allocations_[i].slots)
+      if (s.gpu >= 0)
+        ring.push_back(
+            platform_.nodes[static_cast<std::size_t>(s.node)].gpus[static_cast<std::size_t>(s.gpu)]);
+    const GpuSpec* g = find_gpu(where.gpu_type);
+    if (ring.size() < 2 || g == nullptr || !(run.runtime > 0)) return;
+    const auto& net = parts_.cluster.network;
+    const int per_node = std::max(1, static_cast<int>(ring.size()) / std::max(1, where.nodes));
+    const int per_nic =
+        net.gpus_per_nic > 0 ? net.gpus_per_nic : std::max(1, per_node / std::max(1, net.nics_per_node));
+    CollectiveDesc d;
+    d.bytes = parts_.grad_bytes;
+    d.ranks = static_cast<int>(ring.size());
+    d.nodes = std::max(1, where.nodes);
+    const double comm_s =
+        predict_analytic(d, fabric_for(*g, net.nic_gbps, net.nics_per_node, per_nic)).seconds;
+    if (!(comm_s > 0)) return;
+    const double iteration_s = parts_.iteration_compute_s + comm_s;
+    run.net = true;
+    run.phi = parts_.iteration_compute_s / iteration_s;
+    run.iteration = std::min(1.0, iteration_s / run.runtime);
+    if (records_[i].comm_s < 0) records_[i].comm_s = 0;
+    fabric_->add_job(id, ring);
+    plan_chunk(id);
+    for (long s : fabric_->sharers(id)) cut_chunk(static_cast<JobId>(s));
+  }
+
+  /// The job's ring leaves the fabric (finish or preemption); an in-flight all-reduce is credited
+  /// for the part it completed.
+  void net_leave(JobId id) {
+    if (!fabric_ || !fabric_->has_job(id)) return;
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    if (run.in_comm) {
+      run.done = std::min(1.0, run.done + run.comm * fabric_->cancel(id, now_));
+      records_[i].comm_s += now_ - run.comm_since;
+      run.in_comm = false;
+    }
+    records_[i].comm_bytes += fabric_->flow_bytes(id);
+    fabric_->remove_job(id);
+    run.net = false;
+    run.target = 1;
+  }
+
+  /// Next chunk: the rest of the job while no running job shares its links, else 1/chunks_shared
+  /// of it (at least one iteration).
+  void plan_chunk(JobId id) {
+    Run& run = runs_[static_cast<std::size_t>(id)];
+    run.chunk_from = run.done;
+    const double rest = 1.0 - run.done;
+    const double chunk = fabric_->shared(id) ? std::max(run.iteration, 1.0 / parts_.chunks_shared) : rest;
+    run.target = run.done + std::min(chunk, rest) * run.phi;
+  }
+
+  /// A sharer appeared: a job computing a longer chunk ends its compute phase at the shared length.
+  void cut_chunk(JobId id) {
+    Run& run = runs_[static_cast<std::size_t>(id)];
+    if (run.in_comm || !run.net) return;
+    const double target = run.chunk_from + std::max(run.iteration, 1.0 / parts_.chunks_shared) * run.phi;
+    if (target >= run.target) return;
+    advance(id);
+    run.target = std::max(run.done, target);
+    schedule_completion(id);
+  }
+
+  /// A job's phase ended: a delay-fidelity job is done; a network job starts its chunk's all-reduce.
+  void phase_end(JobId id) {
+    const auto i = static_cast<std::size_t>(id);
+    Run& run = runs_[i];
+    if (!run.net) {
+      finish(id);
+      return;
+    }
+    advance(id);
+    run.done = run.target;
+    const double comm = (run.done - run.chunk_from) * (1.0 - run.phi) / run.phi;
+    if (fabric_->start(id, comm * run.runtime, now_)) {
+      run.in_comm = true;
+      run.comm = comm;
+      run.comm_since = now_;
+      ++run.epoch;
+      return;
+    }
+    run.done = std::min(1.0, run.done + comm);  // shorter than the route latency: not simulated
+    next_chunk(id);
+  }
+
+  void comm_done(JobId id) {
+    Run& run = runs_[static_cast<std::size_t>(id)];
+    advance(id);
+    run.in_comm = false;
+    run.done = std::min(1.0, run.done + run.comm);
+    records_[static_cast<std::size_t>(id)].comm_s += now_ - run.comm_since;
+    next_chunk(id);
+  }
+
+  void next_chunk(JobId id) {
+    if (1.0 - runs_[static_cast<std::size_t>(id)].done < 1e-9) {
+      finish(id);
+      return;
+    }
+    plan_chunk(id);
+    schedule_completion(id);
   }
 
   /// Speed factor of job a while it shares a GPU with job b: the job model's measured pair rate
@@ -330,8 +461,10 @@ class Simulation::Impl final : public Launcher {
     return where;
   }
 
+  /// End of the current phase: the job's end (delay), or its chunk's compute phase (network).
   static double end_time(const Run& run) {
-    const double left = std::max(0.0, 1.0 - run.done);
+    if (run.in_comm) return std::numeric_limits<double>::infinity();
+    const double left = std::max(0.0, run.target - run.done);
     return run.since + run.overhead_left + (run.runtime > 0 ? left * run.runtime / run.speed() : 0.0);
   }
 
@@ -343,7 +476,8 @@ class Simulation::Impl final : public Launcher {
     if (dt <= 0) return;
     const double overhead = std::min(dt, run.overhead_left);
     run.overhead_left -= overhead;
-    if (run.runtime > 0) run.done = std::min(1.0, run.done + (dt - overhead) * run.speed() / run.runtime);
+    if (run.runtime > 0 && !run.in_comm)
+      run.done = std::min(run.target, run.done + (dt - overhead) * run.speed() / run.runtime);
     run.attained_gpu_s += dt * records_[i].gpus;
     run.executed_s += dt;
     run.since = now_;
@@ -352,7 +486,8 @@ class Simulation::Impl final : public Launcher {
   void schedule_completion(JobId id) {
     Run& run = runs_[static_cast<std::size_t>(id)];
     ++run.epoch;
-    events_.push({end_time(run), seq_++, id, run.epoch});
+    const double t = end_time(run);
+    if (std::isfinite(t)) events_.push({t, seq_++, id, run.epoch});
   }
 
   void remove_running(JobId id) {
@@ -409,13 +544,20 @@ class Simulation::Impl final : public Launcher {
       double t = kInf;
       if (next_arrival_ < n) t = parts_.jobs[next_arrival_].submit_s;
       if (!events_.empty()) t = std::min(t, events_.top().time);
-      if (t == kInf) break;
-      if (t > now_) simgrid::s4u::this_actor::sleep_until(t);
-      now_ = std::max(now_, t);
+      const bool comms = fabric_ && fabric_->busy();
+      if (t == kInf && !comms) break;
+      if (comms) {
+        const long done = fabric_->wait(t);
+        now_ = std::max(now_, simgrid::s4u::Engine::get_clock());
+        if (done >= 0) comm_done(static_cast<JobId>(done));
+      } else {
+        if (t > now_) simgrid::s4u::this_actor::sleep_until(t);
+        now_ = std::max(now_, t);
+      }
       while (!events_.empty() && events_.top().time <= now_) {
         const Event e = events_.top();
         events_.pop();
-        if (e.job >= 0 && e.epoch == runs_[static_cast<std::size_t>(e.job)].epoch) finish(e.job);
+        if (e.job >= 0 && e.epoch == runs_[static_cast<std::size_t>(e.job)].epoch) phase_end(e.job);
       }
       while (next_arrival_ < n && parts_.jobs[next_arrival_].submit_s <= now_) {
         if (runnable_[next_arrival_] != 0) {
@@ -450,6 +592,7 @@ class Simulation::Impl final : public Launcher {
   void finish(JobId id) {
     const auto i = static_cast<std::size_t>(id);
     advance(id);
+    net_leave(id);
     JobRecord& rec = records_[i];
     rec.end_s = now_;
     state_.release(allocations_[i]);
@@ -468,6 +611,7 @@ class Simulation::Impl final : public Launcher {
   Colocation coloc_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   Platform platform_;
+  std::unique_ptr<NetworkFabric> fabric_;
   std::vector<SimObserver*> observers_;
   std::vector<Request> requests_;
   std::vector<JobRecord> records_;

@@ -12,6 +12,7 @@
 
 #include "models/job_model.hpp"
 #include "sim/core/cluster_state.hpp"
+#include "sim/core/network_fidelity.hpp"
 #include "sim/metrics/observer.hpp"
 #include "sim/platform/cluster_spec.hpp"
 #include "sim/scheduling/placer.hpp"
@@ -27,10 +28,14 @@ struct SimulationParts {
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Placer> placer;
   std::unique_ptr<JobModel> job_model;
-  double restart_overhead_s = 30;  ///< checkpoint-restore cost on restart, s
-  double restart_s_per_gb = 0;     ///< plus s per GB of model state
-  double state_gb_per_gpu = 0;     ///< model state per GPU, GB
-  double colocation_slowdown = 1;  ///< speed factor per co-located job where the model has no pair rate
+  double restart_overhead_s = 30;    ///< checkpoint-restore cost on restart, s
+  double restart_s_per_gb = 0;       ///< plus s per GB of model state
+  double state_gb_per_gpu = 0;       ///< model state per GPU, GB
+  double colocation_slowdown = 1;    ///< speed factor per co-located job where the model has no pair rate
+  bool network_fidelity = false;     ///< multi-GPU jobs share the fabric (network_fidelity.hpp)
+  double grad_bytes = 1e9;           ///< network: bytes all-reduced per iteration
+  double iteration_compute_s = 0.5;  ///< network: compute per iteration, s
+  int chunks_shared = 16;            ///< network: chunks per job while it shares links
 };
 
 struct SimulationResult {
@@ -39,6 +44,7 @@ struct SimulationResult {
   long skipped = 0;
   double end_time_s = 0;
   long events = 0;
+  std::shared_ptr<const NetworkReport> network;  ///< network fidelity only: link utilization
 };
 
 class Simulation {

@@ -22,6 +22,8 @@ struct JobRecord {
   double preempted_s = 0;   ///< time spent preempted
   double wasted_gpu_s = 0;  ///< GPU-seconds spent on checkpoint-restore overhead
   double alone_s = -1;      ///< run time alone on its first placement (for fairness), -1 unknown
+  double comm_s = -1;       ///< network fidelity: time in all-reduce on the fabric (-1: not simulated)
+  double comm_bytes = 0;    ///< network fidelity: bytes per ring flow moved
 };
 
 /// Cluster-wide state after a batch of events at one instant.

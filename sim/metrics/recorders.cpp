@@ -15,7 +15,10 @@ void JobTable::on_job_skipped(const JobSpec& job, const std::string& reason) {
 void JobTable::write_csv(std::ostream& out) {
   std::stable_sort(finished_.begin(), finished_.end(),
                    [](const JobRecord& a, const JobRecord& b) { return a.index < b.index; });
-  out << "job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s\n";
+  const bool network =
+      std::any_of(finished_.begin(), finished_.end(), [](const JobRecord& r) { return r.comm_s >= 0; });
+  out << "job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s"
+      << (network ? ",comm_s,comm_gb_per_s\n" : "\n");
   for (const auto& r : finished_) {
     std::string id = r.spec->id;
     if (id.find_first_of(",\"\n") != std::string::npos) {
@@ -25,7 +28,13 @@ void JobTable::write_csv(std::ostream& out) {
     }
     out << id << ',' << fmt(r.submit_s) << ',' << fmt(r.start_s) << ',' << fmt(r.end_s) << ','
         << fmt(r.start_s - r.submit_s) << ',' << fmt(r.end_s - r.submit_s) << ',' << fmt(r.gpus, 3) << ','
-        << r.gpu_type << ',' << r.nodes << ',' << r.restarts << ',' << fmt(r.preempted_s) << '\n';
+        << r.gpu_type << ',' << r.nodes << ',' << r.restarts << ',' << fmt(r.preempted_s);
+    if (network) {
+      // Achieved bandwidth: bytes per ring flow over the time spent in all-reduce (GB/s).
+      const double comm = std::max(0.0, r.comm_s);
+      out << ',' << fmt(comm) << ',' << fmt(comm > 0 ? r.comm_bytes / comm / 1e9 : 0.0, 3);
+    }
+    out << '\n';
   }
 }
 

@@ -1,0 +1,44 @@
+#pragma once
+// Network fidelity outputs: per-link utilization (links.csv), fabric-tier utilization over time
+// (link_tiers.csv, plotted by scripts/plot.py) and the "network" block of summary.json.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+class JobTable;
+
+/// Utilization of one link over the run (links carrying no all-reduce traffic are omitted unless
+/// they belong to a fabric tier).
+struct LinkStat {
+  std::string name;
+  std::string tier;  ///< gpu | intra | nic | leaf-uplink | spine
+  double capacity_Bps = 0;
+  double mean_util = 0;  ///< time-weighted mean of load / capacity over [0, end]
+  double p99_util = 0;   ///< 99th percentile over time of load / capacity
+  double bytes = 0;      ///< all-reduce bytes carried
+};
+
+struct TierSample {
+  double time_s = 0;  ///< start of the bucket
+  std::string tier;
+  double util = 0;  ///< tier load / tier capacity, mean over the bucket
+};
+
+struct NetworkReport {
+  std::vector<LinkStat> links;    ///< sorted by p99, then mean utilization, descending
+  std::vector<TierSample> tiers;  ///< buckets of equal length over [0, end]
+  long ptasks = 0;                ///< all-reduce ptasks simulated (chunks)
+};
+
+/// links.csv: link,tier,capacity_gbps,mean_util,p99_util,gb (hottest first).
+void write_links_csv(std::ostream& out, const NetworkReport& r);
+/// link_tiers.csv: time_s,tier,util.
+void write_link_tiers_csv(std::ostream& out, const NetworkReport& r);
+/// summary.json "network": ptasks, jobs_on_fabric, comm_s_total, mean_comm_share (comm_s / JCT over
+/// jobs on the fabric), tiers {mean_util, peak_util}, hottest_links (top 5 by p99, then mean).
+nlohmann::ordered_json network_summary(const NetworkReport& r, const JobTable& jobs);
+
+}  // namespace fleetsim

@@ -1,0 +1,189 @@
+// Network fidelity end to end through the fleetsim binary: a job alone keeps the collective
+// model's all-reduce time and the delay fidelity's completion time (across leaves and inside a
+// node); two jobs sharing a 2:1 uplink each see their communication doubled; the chunked run is
+// compared with an iteration-by-iteration run; links.csv / link_tiers.csv / summary.json "network";
+// bad values name their key.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/collective_model.hpp"
+#include "models/gpu_catalog.hpp"
+#include "tests/test_util.hpp"
+
+using fleetsim::test::read_file;
+using fleetsim::test::run_fleetsim;
+using fleetsim::test::temp_dir;
+using fleetsim::test::write_file;
+
+namespace {
+
+struct Cluster {
+  int nodes = 4, gpus = 1, per_leaf = 2;
+  double oversubscription = 2.0;
+};
+
+std::string scenario(const Cluster& c, const std::string& fidelity) {
+  std::ostringstream s;
+  s << "seed = 7\n[cluster]\n[[cluster.pool]]\nname = \"p\"\nnodes = " << c.nodes
+    << "\ngpus_per_node = " << c.gpus
+    << "\ngpu = \"V100\"\n[cluster.network]\nnodes_per_leaf = " << c.per_leaf
+    << "\noversubscription = " << c.oversubscription << "\nnic_gbps = 100\n"
+    << "[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n[workload.columns]\nsubmit = \"submit\"\n"
+    << "duration = \"duration\"\ngpus = \"gpus\"\n[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n"
+    << "[execution]\nfidelity = \"" << fidelity << "\"\n";
+  return s.str();
+}
+
+/// Runs the scenario with extra --set arguments into dir/out_<tag>; returns that folder.
+std::filesystem::path run(const std::filesystem::path& dir, const Cluster& c, const std::string& fidelity,
+                          const std::string& tag, const std::string& sets = "") {
+  write_file(dir / "s.toml", scenario(c, fidelity));
+  const auto out = dir / ("out_" + tag);
+  const auto r =
+      run_fleetsim("run " + (dir / "s.toml").string() + " --quiet --out " + out.string() + " " + sets);
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  return out;
+}
+
+/// Column `name` of jobs.csv, one value per job (job ids have no commas here).
+std::vector<double> column(const std::filesystem::path& out, const std::string& name) {
+  std::istringstream in(read_file(out / "jobs.csv"));
+  std::string line;
+  std::getline(in, line);
+  int col = -1, k = 0;
+  std::istringstream h(line);
+  for (std::string f; std::getline(h, f, ','); ++k)
+    if (f == name) col = k;
+  REQUIRE_MESSAGE(col >= 0, name);
+  std::vector<double> v;
+  while (std::getline(in, line)) {
+    std::istringstream row(line);
+    std::string f;
+    for (int i = 0; i <= col; ++i) std::getline(row, f, ',');
+    v.push_back(std::stod(f));
+  }
+  return v;
+}
+
+/// The collective model's ring all-reduce time for 1 GB (the default gradient) on V100s.
+double model_allreduce_s(int ranks, int nodes) {
+  fleetsim::CollectiveDesc d;
+  d.bytes = 1e9;
+  d.ranks = ranks;
+  d.nodes = nodes;
+  const fleetsim::GpuSpec* g = fleetsim::find_gpu("V100");
+  REQUIRE(g != nullptr);
+  return fleetsim::predict_analytic(d, fleetsim::fabric_for(*g, 100, 1, std::max(1, ranks / nodes))).seconds;
+}
+
+constexpr double kCompute = 0.5;  // execution.iteration_compute_s default
+
+}  // namespace
+
+TEST_CASE("network cli: one job alone across leaves keeps the delay time and the model's all-reduce time") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n");
+  const Cluster c{2, 1, 1, 2.0};  // one node per leaf: the ring crosses the spine
+  const auto delay = run(dir, c, "delay", "delay");
+  const auto net = run(dir, c, "network", "net");
+  CHECK(column(net, "jct_s")[0] == doctest::Approx(column(delay, "jct_s")[0]).epsilon(1e-6));
+  const double t = model_allreduce_s(2, 2);
+  const double iterations = 1000 / (kCompute + t);
+  CHECK(column(net, "comm_s")[0] == doctest::Approx(iterations * t).epsilon(0.02));
+  // Delay runs write no network columns or files.
+  CHECK(read_file(delay / "jobs.csv").find("comm_s") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(delay / "links.csv"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("network cli: one 8-GPU job alone inside a node keeps the model's all-reduce time") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,8\n");
+  const auto net = run(dir, Cluster{1, 8, 1, 1.0}, "network", "net");
+  CHECK(column(net, "jct_s")[0] == doctest::Approx(1000).epsilon(1e-6));
+  const double t = model_allreduce_s(8, 1);
+  CHECK(column(net, "comm_s")[0] == doctest::Approx(1000 / (kCompute + t) * t).epsilon(0.02));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("network cli: jobs in disjoint leaves finish as in the delay fidelity") {
+  const auto dir = temp_dir("netcli");
+  // first-fit: job 0 on nodes 0-1 (leaf 0), job 1 on nodes 2-3 (leaf 1).
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n0,1500,2\n");
+  const auto delay = run(dir, Cluster{}, "delay", "delay");
+  const auto net = run(dir, Cluster{}, "network", "net");
+  CHECK(column(net, "jct_s") == column(delay, "jct_s"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("network cli: two jobs sharing a node's NIC and a 2:1 uplink double their communication") {
+  const auto dir = temp_dir("netcli");
+  // 3 nodes x 2 GPUs, one node per leaf. first-fit: job 0 on node 0 (2) + node 1 (1), job 1 on
+  // node 1 (1) + node 2 (2): both rings cross node 1's NIC and leaf uplink (2:1: 50 Gbit/s).
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,3\n0,1000,3\n");
+  const Cluster c{3, 2, 1, 2.0};
+  const auto delay = run(dir, c, "delay", "delay");
+  CHECK(column(delay, "jct_s") == std::vector<double>{1000, 1000});
+  const auto net = run(dir, c, "network", "net");
+  // In phase (same start, same iteration): each gets half the shared links all the time, so each
+  // job's communication share 1000 * t / (c + t) of the run takes twice as long.
+  const auto alone = run(dir, Cluster{3, 2, 1, 2.0}, "network", "alone", "--set workload.limit=1");
+  const double comm_alone = column(alone, "comm_s")[0];
+  for (double jct : column(net, "jct_s")) CHECK(jct == doctest::Approx(1000 + comm_alone).epsilon(1e-4));
+  for (double comm : column(net, "comm_s")) CHECK(comm == doctest::Approx(2 * comm_alone).epsilon(1e-4));
+  // Node 1's NIC and uplink carry both jobs: they top links.csv, at full use while both talk.
+  const std::string links = read_file(net / "links.csv");
+  CHECK(links.rfind("link,tier,capacity_gbps,mean_util,p99_util,gb\n", 0) == 0);
+  const std::string first = links.substr(links.find('\n') + 1, links.find('\n', links.find('\n') + 1));
+  CHECK(first.find("leaf-1-uplink") != std::string::npos);
+  const auto summary = nlohmann::json::parse(read_file(net / "summary.json"));
+  REQUIRE(summary.contains("network"));
+  CHECK(summary["network"]["jobs_on_fabric"] == 2);
+  CHECK(summary["network"]["hottest_links"].size() == 5);
+  CHECK(summary["network"]["hottest_links"][0]["p99_util"].get<double>() ==
+        doctest::Approx(1.0).epsilon(1e-3));
+  CHECK(read_file(net / "link_tiers.csv").rfind("time_s,tier,util\n", 0) == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("network cli: chunked against iteration-by-iteration communication (the chunking error)") {
+  const auto dir = temp_dir("netcli");
+  // Out of phase: job 1 arrives 100.25 s later; both cross node 1's NIC and uplink.
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,3\n100.25,700,3\n");
+  const Cluster c{3, 2, 1, 2.0};
+  const auto chunked = run(dir, c, "network", "chunked");  // chunks_shared = 16
+  const auto fine = run(dir, c, "network", "fine", "--set execution.chunks_shared=1000000");
+  const auto a = column(chunked, "jct_s"), b = column(fine, "jct_s");
+  REQUIRE(a.size() == 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const double err = (a[k] - b[k]) / b[k];
+    MESSAGE("job " << k << ": chunked JCT " << a[k] << " s, per-iteration " << b[k] << " s, error "
+                   << 100 * err << "%");
+    // Measured: +0.5% and +3.9%: block-wise communication overlaps more than interleaved
+    // iterations, so the chunked model is pessimistic. Pinned, so that a change is noticed.
+    CHECK(err >= 0);
+    CHECK(err < 0.05);
+  }
+  const auto sc = nlohmann::json::parse(read_file(chunked / "summary.json"));
+  const auto sf = nlohmann::json::parse(read_file(fine / "summary.json"));
+  CHECK(sc["network"]["ptasks"].get<long>() * 20 < sf["network"]["ptasks"].get<long>());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("network cli: bad fidelity settings name the key") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n");
+  write_file(dir / "s.toml", scenario(Cluster{}, "packet"));
+  auto r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("execution.fidelity") != std::string::npos);
+  write_file(dir / "s.toml", scenario(Cluster{}, "network"));
+  r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet --set execution.chunks_shared=0");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("execution.chunks_shared") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
