@@ -19,6 +19,14 @@ struct PlacementSummary {
   int gpu_milli = 1000;  ///< share of each GPU
 };
 
+/// One training iteration of a data-parallel job on a placement, for the network fidelity
+/// (sim/core/network_fidelity.hpp): compute on the critical path and the all-reduce time that is
+/// not hidden behind it, both on the idle fabric.
+struct IterationShape {
+  double compute_s = 0;
+  double exposed_comm_s = 0;
+};
+
 struct JobModelParams {
   std::string throughputs;             ///< Gavel-format throughput table (throughput model)
   std::string reference_gpu = "v100";  ///< table type used (scaled by peak FP32) for GPU types absent from it
@@ -42,6 +50,12 @@ class JobModel {
   virtual bool can_time(const JobSpec& job, std::string& why) const = 0;
   /// Speed factor (0, 1] of `job` while it shares a GPU of type `gpu_type` with `other`, if the
   /// model has a measurement for the pair; nullopt = use the scenario's configured factor.
+  /// The job's iteration on this placement, if the model knows it; nullopt = the network
+  /// fidelity's scenario defaults (execution.iteration_compute_s, grad_mb_default).
+  virtual std::optional<IterationShape> iteration_shape(const JobSpec& /*job*/,
+                                                        const PlacementSummary& /*where*/) const {
+    return std::nullopt;
+  }
   virtual std::optional<double> colocated_speed(const JobSpec& /*job*/, const JobSpec& /*other*/,
                                                 const std::string& /*gpu_type*/) const {
     return std::nullopt;

@@ -56,6 +56,16 @@ class KernelJobModel final : public JobModel {
     return *job.duration_s * iter / ref;
   }
 
+  std::optional<IterationShape> iteration_shape(const JobSpec& job,
+                                                const PlacementSummary& where) const override {
+    std::string why;
+    const TrainingProfile* p = profile(job, why);
+    const GpuSpec* gpu = find_gpu(where.gpu_type);
+    if (p == nullptr || gpu == nullptr) return std::nullopt;
+    const IterationTime t = breakdown(*p, *gpu, where.gpus, where.nodes);
+    return IterationShape{t.total_s - t.exposed_comm_s, t.exposed_comm_s};
+  }
+
   bool can_time(const JobSpec& job, std::string& why) const override {
     if (profile(job, why) == nullptr) return false;
     if (job.steps || (job.duration_s && reference_ != nullptr)) return true;
@@ -72,7 +82,7 @@ class KernelJobModel final : public JobModel {
   std::unique_ptr<CollectiveModel> collectives_;
   const GpuSpec* reference_ = nullptr;
   // Iteration times per (profile, GPU, gpus, nodes): a placement query must not re-predict kernels.
-  mutable std::map<std::tuple<const TrainingProfile*, const GpuSpec*, int, int>, double> cache_;
+  mutable std::map<std::tuple<const TrainingProfile*, const GpuSpec*, int, int>, IterationTime> cache_;
 
   const TrainingProfile* profile(const JobSpec& job, std::string& why) const {
     const TrainingProfile* p = library_.find(job.model);
@@ -81,12 +91,15 @@ class KernelJobModel final : public JobModel {
   }
 
   double iteration(const TrainingProfile& p, const GpuSpec& gpu, int gpus, int nodes) const {
+    return breakdown(p, gpu, gpus, nodes).total_s;
+  }
+
+  const IterationTime& breakdown(const TrainingProfile& p, const GpuSpec& gpu, int gpus, int nodes) const {
     const auto key = std::make_tuple(&p, &gpu, gpus, nodes);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     const CommFabric fabric = fabric_for(gpu, nic_gbps_);
-    const double t = iteration_time(p, gpu, gpus, nodes, *kernels_, *collectives_, fabric).total_s;
-    cache_.emplace(key, t);
-    return t;
+    return cache_.emplace(key, iteration_time(p, gpu, gpus, nodes, *kernels_, *collectives_, fabric))
+        .first->second;
   }
 };
 

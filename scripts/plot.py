@@ -5,7 +5,9 @@ Usage: scripts/plot.py RESULTS_DIR [RESULTS_DIR ...]   (several folders: curves 
        scripts/plot.py --self-test                      (checks the script on a generated folder)
 
 Writes into the first folder: jct_cdf.png (CDF of job completion time), utilization.png (busy GPUs
-over time), queue.png (running and queued jobs over time). Uses matplotlib and pandas (Debian).
+over time), queue.png (running and queued jobs over time) and, for network-fidelity runs (a
+link_tiers.csv), link_tiers.png (utilization of each fabric tier over time). Uses matplotlib and
+pandas (Debian).
 """
 import json
 import os
@@ -87,7 +89,29 @@ def plot(folders):
     fig.tight_layout()
     fig.savefig(os.path.join(out, "queue.png"), dpi=120)
     plt.close(fig)
-    return [os.path.join(out, n) for n in ("jct_cdf.png", "utilization.png", "queue.png")]
+    written = [os.path.join(out, n) for n in ("jct_cdf.png", "utilization.png", "queue.png")]
+    tiers_path = os.path.join(out, "link_tiers.csv")
+    if os.path.exists(tiers_path):
+        written.append(plot_link_tiers(pd.read_csv(tiers_path), runs[0][3], out))
+    return written
+
+
+def plot_link_tiers(tiers, label, out):
+    """Mean utilization of each fabric tier (NICs, leaf uplinks, spine, GPU links) over time."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for tier, rows in tiers.groupby("tier", sort=True):
+        ax.step(rows["time_s"] / 3600.0, 100.0 * rows["util"], where="post",
+                label=f"{tier} (mean {100 * rows['util'].mean():.1f} %)")
+    ax.set_xlabel("simulated time (hours)")
+    ax.set_ylabel("load / capacity of the tier (%)")
+    ax.set_title(f"Fabric utilization by link tier ({label})")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = os.path.join(out, "link_tiers.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def self_test():
@@ -101,12 +125,17 @@ def self_test():
         with open(os.path.join(d, "summary.json"), "w") as f:
             json.dump({"policy": "fifo", "placement": "first-fit", "mean_jct_s": 245.0,
                        "gpu_utilization": 0.5, "total_gpus": 2}, f)
+        with open(os.path.join(d, "link_tiers.csv"), "w") as f:
+            f.write("time_s,tier,util\n0,nic,0.5\n200,nic,0.1\n0,leaf-uplink,0.9\n200,leaf-uplink,0\n")
         paths = plot([d])
+        if len(paths) != 4:
+            print(f"plot.py self-test: expected 4 plots, got {paths}", file=sys.stderr)
+            return 1
         for p in paths:
             if not os.path.getsize(p) > 1000:
                 print(f"plot.py self-test: {p} is empty", file=sys.stderr)
                 return 1
-    print("plot.py self-test: 3 plots written")
+    print("plot.py self-test: 4 plots written")
     return 0
 
 

@@ -125,9 +125,12 @@ const std::map<std::string, std::vector<KeySpec>>& schema() {
          "delay (job-level run times) | network (multi-GPU jobs' all-reduces share the SimGrid fabric; "
          "default delay)"},
         {"grad_mb_default", Kind::kFloat,
-         "network fidelity: gradient MB all-reduced per iteration (default 1000)"},
+         "network fidelity: gradient MB all-reduced per iteration by jobs whose job model does not "
+         "describe their iteration (trace, throughput, pollux; the kernels model uses the job's profile) "
+         "(default 1000)"},
         {"iteration_compute_s", Kind::kFloat,
-         "network fidelity: compute time per iteration, s (default 0.5)"},
+         "network fidelity: compute time per iteration, s, of jobs whose job model does not describe "
+         "their iteration (default 0.5)"},
         {"chunks_shared", Kind::kInt,
          "network fidelity: chunks a job's run is cut into while it shares fabric links with another "
          "job (at least one iteration each; >= 1, default 16)"}}},

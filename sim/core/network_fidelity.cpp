@@ -33,6 +33,23 @@ std::size_t bin_of(double util) {  // nearest bin: bin b holds [b - 1/2, b + 1/2
 
 }  // namespace
 
+std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int>>& gpus) {
+  std::vector<int> nodes;
+  std::map<int, std::vector<int>> local;
+  for (const auto& [node, gpu] : gpus) {
+    if (local.count(node) == 0) nodes.push_back(node);
+    local[node].push_back(gpu);
+  }
+  std::vector<std::pair<int, int>> ring;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    auto& g = local[nodes[k]];
+    std::sort(g.begin(), g.end());
+    if (k % 2 == 1) std::reverse(g.begin(), g.end());
+    for (int x : g) ring.push_back({nodes[k], x});
+  }
+  return ring;
+}
+
 std::string link_tier(const std::string& link_name) {
   const std::string n = base_name(link_name);
   if (n.find("-nic") != std::string::npos) return "nic";

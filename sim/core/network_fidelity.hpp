@@ -23,6 +23,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/metrics/network_report.hpp"
@@ -39,6 +40,11 @@ struct LinkUse {
   int link = 0;
   int count = 0;
 };
+
+/// Ring order of a job's (node, local GPU) pairs as NCCL builds it on rail-optimized pods: nodes in
+/// order of first appearance, GPUs by local index, every other node walked backwards, so that each
+/// node-to-node hop joins GPUs of the same local index (the same rail / NIC).
+std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int>>& gpus);
 
 /// Link tier from a platform link name (sim/platform/platform.cpp naming).
 std::string link_tier(const std::string& link_name);

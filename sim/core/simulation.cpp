@@ -318,27 +318,33 @@ class Simulation::Impl final : public Launcher {
     if (!fabric_ || where.gpus < 2) return;
     const auto i = static_cast<std::size_t>(id);
     Run& run = runs_[i];
-    std::vector<simgrid::s4u::Host*> ring;
+    std::vector<std::pair<int, int>> gpus;
     for (const auto& s : allocations_[i].slots)
-      if (s.gpu >= 0)
-        ring.push_back(
-            platform_.nodes[static_cast<std::size_t>(s.node)].gpus[static_cast<std::size_t>(s.gpu)]);
+      if (s.gpu >= 0) gpus.push_back({s.node, s.gpu});
+    std::vector<simgrid::s4u::Host*> ring;
+    for (const auto& [node, gpu] : ring_order(gpus))
+      ring.push_back(platform_.nodes[static_cast<std::size_t>(node)].gpus[static_cast<std::size_t>(gpu)]);
     const GpuSpec* g = find_gpu(where.gpu_type);
     if (ring.size() < 2 || g == nullptr || !(run.runtime > 0)) return;
-    const auto& net = parts_.cluster.network;
-    const int per_node = std::max(1, static_cast<int>(ring.size()) / std::max(1, where.nodes));
-    const int per_nic =
-        net.gpus_per_nic > 0 ? net.gpus_per_nic : std::max(1, per_node / std::max(1, net.nics_per_node));
-    CollectiveDesc d;
-    d.bytes = parts_.grad_bytes;
-    d.ranks = static_cast<int>(ring.size());
-    d.nodes = std::max(1, where.nodes);
-    const double comm_s =
-        predict_analytic(d, fabric_for(*g, net.nic_gbps, net.nics_per_node, per_nic)).seconds;
-    if (!(comm_s > 0)) return;
-    const double iteration_s = parts_.iteration_compute_s + comm_s;
+    double compute_s = parts_.iteration_compute_s, comm_s = 0;
+    if (const auto shape = parts_.job_model->iteration_shape(parts_.jobs[i], where)) {
+      compute_s = shape->compute_s;
+      comm_s = shape->exposed_comm_s;
+    } else {
+      const auto& net = parts_.cluster.network;
+      const int per_node = std::max(1, static_cast<int>(ring.size()) / std::max(1, where.nodes));
+      const int per_nic =
+          net.gpus_per_nic > 0 ? net.gpus_per_nic : std::max(1, per_node / std::max(1, net.nics_per_node));
+      CollectiveDesc d;
+      d.bytes = parts_.grad_bytes;
+      d.ranks = static_cast<int>(ring.size());
+      d.nodes = std::max(1, where.nodes);
+      comm_s = predict_analytic(d, fabric_for(*g, net.nic_gbps, net.nics_per_node, per_nic)).seconds;
+    }
+    if (!(comm_s > 0) || !(compute_s > 0)) return;
+    const double iteration_s = compute_s + comm_s;
     run.net = true;
-    run.phi = parts_.iteration_compute_s / iteration_s;
+    run.phi = compute_s / iteration_s;
     run.iteration = std::min(1.0, iteration_s / run.runtime);
     if (records_[i].comm_s < 0) records_[i].comm_s = 0;
     fabric_->add_job(id, ring);

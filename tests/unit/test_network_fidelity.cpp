@@ -37,9 +37,15 @@ struct Tiny {
   std::unique_ptr<simgrid::s4u::Engine> engine;
   Platform platform;
   NetworkFabric fabric;
-  Tiny(double oversubscription, int nodes = 4, int gpus = 1, int per_leaf = 2) {
+  Tiny(double oversubscription, int nodes = 4, int gpus = 1, int per_leaf = 2, int rails = 0) {
     engine = std::make_unique<simgrid::s4u::Engine>(&args.argc, args.argv());
     NetworkSpec net;
+    if (rails > 0) {
+      net.topology = Topology::kRailOptimized;
+      net.nics_per_node = rails;
+      net.gpus_per_nic = gpus / rails;
+      net.intra_node = IntraNode::kNvswitch;
+    }
     net.nodes_per_leaf = per_leaf;
     net.oversubscription = oversubscription;
     net.nic_gbps = 100;
@@ -75,6 +81,45 @@ TEST_CASE("network: link tiers from platform link names") {
   CHECK(link_tier("p-3-gpu7_UP") == "gpu");
   CHECK(link_tier("p-3-cpu_UP") == "cpu");
   CHECK(link_tier("fabric_link_from_1_0_0") == "spine");
+}
+
+TEST_CASE("network: rings are rail-aligned - each node-to-node hop joins the same local GPU index") {
+  using V = std::vector<std::pair<int, int>>;
+  CHECK(ring_order(V{{5, 1}, {5, 0}, {2, 0}, {2, 1}, {7, 0}, {7, 1}}) ==
+        V{{5, 0}, {5, 1}, {2, 1}, {2, 0}, {7, 0}, {7, 1}});
+  CHECK(ring_order(V{{0, 3}, {0, 1}}) == V{{0, 1}, {0, 3}});
+}
+
+namespace {
+/// Bytes on leaf uplinks (rail leaf -> spine) when a 2-node x 4-GPU job on a rail-optimized pod
+/// (4 rails) runs a 1 s all-reduce with its GPUs in `order`.
+double spine_bytes(const std::vector<std::pair<int, int>>& order) {
+  Tiny t(1.0, 2, 4, 2, 4);
+  std::vector<simgrid::s4u::Host*> ring;
+  for (const auto& [node, gpu] : order) ring.push_back(t.gpu(node, gpu));
+  t.fabric.add_job(1, ring);
+  t.run({{1, 1.0}});
+  double bytes = 0;
+  for (const auto& l : t.fabric.report(1.0, 1).links)
+    if (l.tier == "leaf-uplink") bytes += l.bytes;
+  return bytes;
+}
+}  // namespace
+
+TEST_CASE("network: on a rail-optimized pod a rail-aligned ring stays off the spine") {
+  using V = std::vector<std::pair<int, int>>;
+  V gpus;
+  for (int n = 0; n < 2; ++n)
+    for (int g = 0; g < 4; ++g) gpus.push_back({n, g});
+  CHECK(spine_bytes(ring_order(gpus)) == 0);
+}
+
+TEST_CASE("network: on a rail-optimized pod a node-major ring crosses rails through the spine") {
+  using V = std::vector<std::pair<int, int>>;
+  V gpus;
+  for (int n = 0; n < 2; ++n)
+    for (int g = 0; g < 4; ++g) gpus.push_back({n, g});
+  CHECK(spine_bytes(gpus) > 0);  // node 0 GPU 3 -> node 1 GPU 0 goes rail 3 -> spine -> rail 0
 }
 
 TEST_CASE("network: a ptask alone across leaves takes exactly the requested time") {
