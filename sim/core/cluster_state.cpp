@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/gpu_catalog.hpp"
+#include "sim/core/simulation.hpp"
 #include "workloads/input_error.hpp"
 
 namespace fleetsim {
@@ -299,6 +301,33 @@ void ClusterState::apply(const Allocation& a, int sign) {
     refresh_node_max(nodes_[n]);
     update_node(n);
   }
+}
+
+Request make_request(const JobSpec& job, const ClusterState& state, const std::string& trace_file) {
+  Request r;
+  r.gpus = job.gpus;
+  r.milli = job.gpus > 0 ? job.gpu_milli : 0;
+  if (r.gpus > 0 && (r.milli <= 0 || r.milli > 1000))
+    throw InputError(trace_file, job.source_line, "gpu_milli",
+                     "must be in 1..1000, got " + std::to_string(r.milli));
+  r.cpu_milli = job.cpu_milli;
+  r.memory_mib = job.memory_mib;
+  r.single_node = job.single_node || !r.whole();
+  if (!job.gpu_types.empty()) {
+    r.types = 0;
+    for (const auto& name : job.gpu_types) {
+      const GpuSpec* g = find_gpu(name);
+      if (g == nullptr) {
+        std::vector<std::string> names = gpu_names();
+        std::string msg = "unknown GPU model '" + name + "'";
+        if (auto best = closest(name, names); !best.empty()) msg += " (did you mean '" + best + "'?)";
+        throw InputError(trace_file, job.source_line, "gpu_type", msg);
+      }
+      const int t = state.type_index(g->name);
+      if (t >= 0) r.types |= TypeMask{1} << t;
+    }
+  }
+  return r;
 }
 
 }  // namespace fleetsim

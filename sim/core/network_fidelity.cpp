@@ -1,5 +1,6 @@
 #include "sim/core/network_fidelity.hpp"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -155,7 +156,12 @@ bool NetworkFabric::in_flight(long id) const {
 long NetworkFabric::wait(double until) {
   const double now = simgrid::s4u::Engine::get_clock();
   const double timeout = std::isfinite(until) ? std::max(0.0, until - now) : -1.0;
-  const ssize_t k = simgrid::s4u::Exec::wait_any_for(inflight_, timeout);
+  ssize_t k = -1;
+  try {
+    k = simgrid::s4u::Exec::wait_any_for(inflight_, timeout);
+  } catch (const simgrid::TimeoutException&) {  // some 3.32 code paths throw instead of returning -1
+    k = -1;
+  }
   if (k < 0) return -1;
   const long id = inflight_job_[static_cast<std::size_t>(k)];
   snapshot(simgrid::s4u::Engine::get_clock(), id);

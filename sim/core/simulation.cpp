@@ -14,92 +14,16 @@
 #include "models/gpu_catalog.hpp"
 #include "sim/core/colocation.hpp"
 #include "sim/core/network_fidelity.hpp"
+#include "sim/core/run_state.hpp"
 #include "sim/platform/platform.hpp"
 #include "workloads/input_error.hpp"
 
 namespace fleetsim {
 
-Request make_request(const JobSpec& job, const ClusterState& state, const std::string& trace_file) {
-  Request r;
-  r.gpus = job.gpus;
-  r.milli = job.gpus > 0 ? job.gpu_milli : 0;
-  if (r.gpus > 0 && (r.milli <= 0 || r.milli > 1000))
-    throw InputError(trace_file, job.source_line, "gpu_milli",
-                     "must be in 1..1000, got " + std::to_string(r.milli));
-  r.cpu_milli = job.cpu_milli;
-  r.memory_mib = job.memory_mib;
-  r.single_node = job.single_node || !r.whole();
-  if (!job.gpu_types.empty()) {
-    r.types = 0;
-    for (const auto& name : job.gpu_types) {
-      const GpuSpec* g = find_gpu(name);
-      if (g == nullptr) {
-        std::vector<std::string> names = gpu_names();
-        std::string msg = "unknown GPU model '" + name + "'";
-        if (auto best = closest(name, names); !best.empty()) msg += " (did you mean '" + best + "'?)";
-        throw InputError(trace_file, job.source_line, "gpu_type", msg);
-      }
-      const int t = state.type_index(g->name);
-      if (t >= 0) r.types |= TypeMask{1} << t;
-    }
-  }
-  return r;
-}
-
-namespace {
-
-struct Event {
-  double time;
-  long seq;
-  JobId job;  ///< -1 for a policy wake-up
-  int epoch;  ///< a completion is stale if the job's epoch moved on (preempted, re-timed)
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
-};
-
-struct RequestKey {
-  int gpus, milli;
-  TypeMask types;
-  double cpu, mem;
-  bool single;
-  bool operator==(const RequestKey&) const = default;
-};
-struct RequestKeyHash {
-  std::size_t operator()(const RequestKey& k) const {
-    std::size_t h = std::hash<long long>()(k.gpus * 1000003LL + k.milli);
-    h ^= std::hash<TypeMask>()(k.types) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= std::hash<double>()(k.cpu) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= std::hash<double>()(k.mem) + (k.single ? 1 : 0) + (h << 6) + (h >> 2);
-    return h;
-  }
-};
-
-/// Execution state of one job: work is a fraction in [0, 1] done at rate speed / runtime.
-struct Run {
-  double done = 0;          ///< fraction of the work done
-  double runtime = 0;       ///< s for the whole job at speed 1 on its current placement
-  double policy_speed = 1;  ///< set by the policy (set_speed)
-  double coloc_speed = 1;   ///< from sharing GPUs with other jobs
-  double speed() const { return policy_speed * coloc_speed; }
-  double since = 0;          ///< last time `done` was brought up to date
-  double overhead_left = 0;  ///< restart overhead still to pay before progress resumes, s
-  double attained_gpu_s = 0;
-  double executed_s = 0;
-  double preempted_at = -1;
-  int epoch = 0;
-  int running_index = -1;  ///< position in running_ (-1 = not running)
-  // Network fidelity (network_fidelity.hpp): the work is a share phi of compute, progressing as
-  // above, and 1 - phi of all-reduce, credited when a chunk's ptask finishes.
-  bool net = false;
-  double phi = 1;         ///< compute share of the work
-  double iteration = 1;   ///< one iteration, as a fraction of the work
-  double chunk_from = 0;  ///< `done` when the current chunk began
-  double target = 1;      ///< `done` at which the current compute phase ends
-  bool in_comm = false;   ///< the chunk's all-reduce is in flight: no analytic progress
-  double comm = 0;        ///< work fraction the in-flight all-reduce credits
-  double comm_since = 0;  ///< its start
-};
-
-}  // namespace
+using detail::Event;
+using detail::RequestKey;
+using detail::RequestKeyHash;
+using detail::Run;
 
 class Simulation::Impl final : public Launcher {
  public:
@@ -200,6 +124,8 @@ class Simulation::Impl final : public Launcher {
       const double dt = now_ - run.since;
       const double work_dt = run.in_comm ? 0.0 : std::max(0.0, dt - run.overhead_left);
       done = std::min(1.0, done + work_dt * run.speed() / run.runtime);
+      if (run.in_comm)  // the all-reduce's progress, estimated at its idle-fabric rate
+        done = std::min(done + run.comm, done + (now_ - run.comm_since) / run.runtime);
       attained += dt * rec.gpus;
       executed += dt;
       p.gpus = rec.gpus;
@@ -359,9 +285,13 @@ class Simulation::Impl final : public Launcher {
     const auto i = static_cast<std::size_t>(id);
     Run& run = runs_[i];
     if (run.in_comm) {
-      run.done = std::min(1.0, run.done + run.comm * fabric_->cancel(id, now_));
+      const double part = fabric_->cancel(id, now_);
+      run.done = std::min(1.0, run.done + run.comm * part);
+      run.owed = run.comm * (1 - part);
       records_[i].comm_s += now_ - run.comm_since;
       run.in_comm = false;
+    } else {  // the compute done in this chunk still owes its all-reduce
+      run.owed += (run.done - run.chunk_from) * (1.0 - run.phi) / run.phi;
     }
     records_[i].comm_bytes += fabric_->flow_bytes(id);
     fabric_->remove_job(id);
@@ -374,7 +304,7 @@ class Simulation::Impl final : public Launcher {
   void plan_chunk(JobId id) {
     Run& run = runs_[static_cast<std::size_t>(id)];
     run.chunk_from = run.done;
-    const double rest = 1.0 - run.done;
+    const double rest = std::max(0.0, 1.0 - run.done - run.owed);
     const double chunk = fabric_->shared(id) ? std::max(run.iteration, 1.0 / parts_.chunks_shared) : rest;
     run.target = run.done + std::min(chunk, rest) * run.phi;
   }
@@ -400,7 +330,8 @@ class Simulation::Impl final : public Launcher {
     }
     advance(id);
     run.done = run.target;
-    const double comm = (run.done - run.chunk_from) * (1.0 - run.phi) / run.phi;
+    const double comm = (run.done - run.chunk_from) * (1.0 - run.phi) / run.phi + run.owed;
+    run.owed = 0;
     if (fabric_->start(id, comm * run.runtime, now_)) {
       run.in_comm = true;
       run.comm = comm;

@@ -24,6 +24,7 @@ namespace {
 struct Cluster {
   int nodes = 4, gpus = 1, per_leaf = 2;
   double oversubscription = 2.0;
+  std::string policy = "fifo";
 };
 
 std::string scenario(const Cluster& c, const std::string& fidelity) {
@@ -33,7 +34,8 @@ std::string scenario(const Cluster& c, const std::string& fidelity) {
     << "\ngpu = \"V100\"\n[cluster.network]\nnodes_per_leaf = " << c.per_leaf
     << "\noversubscription = " << c.oversubscription << "\nnic_gbps = 100\n"
     << "[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n[workload.columns]\nsubmit = \"submit\"\n"
-    << "duration = \"duration\"\ngpus = \"gpus\"\n[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n"
+    << "duration = \"duration\"\ngpus = \"gpus\"\n[scheduler]\npolicy = \"" << c.policy
+    << "\"\nplacement = \"first-fit\"\n"
     << "[execution]\nfidelity = \"" << fidelity << "\"\n";
   return s.str();
 }
@@ -171,6 +173,27 @@ TEST_CASE("network cli: chunked against iteration-by-iteration communication (th
   const auto sc = nlohmann::json::parse(read_file(chunked / "summary.json"));
   const auto sf = nlohmann::json::parse(read_file(fine / "summary.json"));
   CHECK(sc["network"]["ptasks"].get<long>() * 20 < sf["network"]["ptasks"].get<long>());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("network cli: preemption in the compute and in the all-reduce phase keeps the delay timing") {
+  const auto dir = temp_dir("netcli");
+  // srtf on 4 GPUs: job 0 (3 GPUs) is preempted at 50 s by job 1 (in its compute phase: alone it
+  // runs one chunk, all-reduce last) and at 960 s by job 2 (in its all-reduce, which started at
+  // 930 s); each restart costs 30 s. Alone on the fabric, every job keeps its delay timing, and
+  // job 0's all-reduce time still adds up to its share of the run (the part cut short is owed).
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,3\n50,100,3\n960,50,3\n");
+  Cluster c{2, 2, 1, 2.0, "srtf"};
+  const auto delay = run(dir, c, "delay", "delay");
+  const auto net = run(dir, c, "network", "net");
+  CHECK(column(delay, "end_s") == std::vector<double>{1210, 150, 1010});
+  const auto ends = column(net, "end_s");
+  REQUIRE(ends.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k)
+    CHECK(ends[k] == doctest::Approx(column(delay, "end_s")[k]).epsilon(1e-6));
+  CHECK(column(net, "restarts")[0] == 2);
+  const double t = model_allreduce_s(3, 2);
+  CHECK(column(net, "comm_s")[0] == doctest::Approx(1000 * t / (kCompute + t)).epsilon(1e-4));
   std::filesystem::remove_all(dir);
 }
 
