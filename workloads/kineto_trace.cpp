@@ -32,8 +32,9 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// ASCII lower case: std::tolower in the "C" locale the program runs in, inlined.
 char lower_char(char c) {
-  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 // Case-insensitive equality against a lower-case literal, without allocating.
@@ -149,13 +150,19 @@ std::string_view key_of(od::field& f) {
   return k;
 }
 
-// String value ("" for other types); points into the input or the parser's string buffer.
+void validate(od::value& v);
+
+// String value ("" for other types, which are checked as JSON); points into the input or the
+// parser's string buffer.
 std::string_view str_of(od::value& v) {
   const std::string_view tok = v.raw_json_token();
-  if (tok.empty() || tok[0] != '"') return {};
+  if (tok.empty() || tok[0] != '"') {
+    validate(v);
+    return {};
+  }
   std::string_view s;
   if (plain_string(tok.data() + 1, s)) return s;
-  if (v.get_string().get(s)) return {};
+  check(v.get_string().get(s));
   return s;
 }
 
@@ -164,6 +171,7 @@ std::int64_t int_of(od::value& v, std::int64_t fallback = -1) {
   if (!v.get_int64().get(i)) return i;
   double d = 0;
   if (!v.get_double().get(d)) return static_cast<std::int64_t>(d);
+  validate(v);
   return fallback;
 }
 
@@ -171,11 +179,63 @@ double num_of(od::value& v, double fallback = 0) {
   double d = 0;
   if (!v.get_double().get(d)) return d;
   const std::string_view tok = v.raw_json_token();
-  if (tok.empty() || tok[0] != '"') return fallback;
+  if (tok.empty() || tok[0] != '"') {
+    validate(v);
+    return fallback;
+  }
   try {
     return std::stod(std::string(str_of(v)));
   } catch (...) {
     return fallback;
+  }
+}
+
+// Walks a value the reader does not use, so that bad JSON inside it is an error as with a DOM parse
+// (On-Demand alone skips such values unchecked).
+void validate(od::value& v) {
+  od::json_type type{};
+  check(v.type().get(type));
+  switch (type) {
+    case od::json_type::array: {
+      od::array a;
+      check(v.get_array().get(a));
+      for (auto r : a) {
+        od::value e;
+        check(std::move(r).get(e));
+        validate(e);
+      }
+      break;
+    }
+    case od::json_type::object: {
+      od::object o;
+      check(v.get_object().get(o));
+      for (auto r : o) {
+        od::field f;
+        check(std::move(r).get(f));
+        key_of(f);
+        validate(f.value());
+      }
+      break;
+    }
+    case od::json_type::number: {
+      od::number n;
+      check(v.get_number().get(n));
+      break;
+    }
+    case od::json_type::string:
+      str_of(v);
+      break;
+    case od::json_type::boolean: {
+      bool b = false;
+      check(v.get_bool().get(b));
+      break;
+    }
+    case od::json_type::null: {
+      bool null = false;
+      check(v.is_null().get(null));
+      if (!null) throw Malformed{simdjson::N_ATOM_ERROR};
+      break;
+    }
   }
 }
 
@@ -279,6 +339,8 @@ void read_args(od::object args, KinetoEvent& ev, Interner& intern) {
       ev.input_dims = intern(minified(v));
     } else if (k == "Input type") {
       ev.input_types = intern(minified(v));
+    } else {
+      validate(v);
     }
   }
 }
@@ -293,14 +355,17 @@ void for_first_fields(od::object o, std::initializer_list<std::string_view> keys
     std::string_view k;
     check(field.unescaped_key().get(k));
     std::uint32_t bit = 1;
+    bool used = false;
     for (const std::string_view key : keys) {
       if (k == key && (seen & bit) == 0) {
         seen |= bit;
         f(k, field.value());
+        used = true;
         break;
       }
       bit <<= 1;
     }
+    if (!used) validate(field.value());
   }
 }
 
@@ -320,12 +385,18 @@ void read_distributed(od::object d, KinetoTrace& t) {
       t.backend = std::string(str_of(fv));
     } else if (k == "pg_config") {
       od::array arr;
-      if (fv.get_array().get(arr)) continue;
+      if (fv.get_array().get(arr)) {
+        validate(fv);
+        continue;
+      }
       for (auto pr : arr) {
         od::value pe;
         check(std::move(pr).get(pe));
         od::object po;
-        if (pe.get_object().get(po)) continue;
+        if (pe.get_object().get(po)) {
+          validate(pe);
+          continue;
+        }
         KinetoProcessGroup pg;
         for_first_fields(po, {"pg_name", "pg_desc", "pg_size", "ranks"},
                          [&](std::string_view key, od::value& v) {
@@ -337,7 +408,7 @@ void read_distributed(od::object d, KinetoTrace& t) {
                              pg.size = static_cast<int>(int_of(v, 0));
                            } else {
                              od::array ranks;
-                             if (v.get_array().get(ranks)) return;
+                             if (v.get_array().get(ranks)) return validate(v);
                              for (auto rr : ranks) {
                                od::value r;
                                check(std::move(rr).get(r));
@@ -347,6 +418,8 @@ void read_distributed(od::object d, KinetoTrace& t) {
                          });
         t.process_groups.push_back(std::move(pg));
       }
+    } else {
+      validate(fv);
     }
   }
 }
@@ -356,7 +429,10 @@ void read_devices(od::array arr, KinetoTrace& t) {
     od::value de;
     check(std::move(dr).get(de));
     od::object o;
-    if (de.get_object().get(o)) continue;
+    if (de.get_object().get(o)) {
+      validate(de);
+      continue;
+    }
     KinetoDevice d;
     for_first_fields(o, {"id", "name", "totalGlobalMem", "numSms"}, [&](std::string_view key, od::value& v) {
       if (key == "id") {
@@ -376,6 +452,7 @@ void read_devices(od::array arr, KinetoTrace& t) {
 void read_event(od::object o, KinetoTrace& t, Interner& intern) {
   std::string_view ph, cat, name;
   bool has_ts = false, has_dur = false;
+  bool complete = true;  // false from a "ph" other than "X": the rest is only checked
   KinetoEvent& ev = t.events.emplace_back();
   auto drop = [&] { t.events.pop_back(); };
   for (auto fr : o) {
@@ -383,9 +460,11 @@ void read_event(od::object o, KinetoTrace& t, Interner& intern) {
     check(std::move(fr).get(field));
     const std::string_view k = key_of(field);
     od::value& v = field.value();
-    if (k == "ph") {
+    if (!complete) {
+      validate(v);
+    } else if (k == "ph") {
       ph = str_of(v);
-      if (ph != "X") return drop();
+      complete = ph == "X";
     } else if (k == "cat") {
       cat = str_of(v);
     } else if (k == "name") {
@@ -402,10 +481,15 @@ void read_event(od::object o, KinetoTrace& t, Interner& intern) {
       has_dur = true;
     } else if (k == "args") {
       od::object args;
-      if (!v.get_object().get(args)) read_args(args, ev, intern);
+      if (!v.get_object().get(args))
+        read_args(args, ev, intern);
+      else
+        validate(v);
+    } else {
+      validate(v);
     }
   }
-  if (ph != "X") return drop();
+  if (!complete || ph != "X") return drop();
   if (!category_of(cat, ev.cat)) {
     if (!ignored_category(cat)) ++t.unknown_categories[std::string(cat)];
     return drop();
@@ -488,14 +572,58 @@ std::string read_maybe_gzip(const std::string& path) {
 
 namespace {
 
-// Large buffers (file text, simdjson's structural index) fault in 4 KiB pages one by one; on
-// virtual machines that dominates parsing. Ask for transparent huge pages (no-op where THP is off).
+// Large buffers fault in 4 KiB pages one by one; on virtual machines that dominates parsing. Ask
+// for transparent huge pages (no-op where THP is off).
 void advise_huge(const void* p, std::size_t bytes) {
   constexpr std::uintptr_t kHuge = 2u << 20;
   if (p == nullptr || bytes < 2 * kHuge) return;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t lo = (a + kHuge - 1) & ~(kHuge - 1), hi = (a + bytes) & ~(kHuge - 1);
   if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+}
+
+// simdjson's structural index (4 bytes per JSON token, allocated by each parser) is the largest
+// buffer a parse writes; in 4 KiB pages its faults cost several times the parse itself. The
+// On-Demand parser keeps it private, so the active implementation (simdjson's documented switch)
+// becomes this wrapper of the detected one, which advises huge pages for it; all else is delegated.
+class HugePageImplementation final : public simdjson::implementation {
+ public:
+  explicit HugePageImplementation(const simdjson::implementation* inner)
+      : simdjson::implementation(inner->name(), inner->description(), inner->required_instruction_sets()),
+        inner_(inner) {}
+  HugePageImplementation(const HugePageImplementation&) = delete;
+  HugePageImplementation& operator=(const HugePageImplementation&) = delete;
+  ~HugePageImplementation() override {
+    if (simdjson::get_active_implementation() == this) simdjson::get_active_implementation() = inner_;
+  }
+  simdjson::error_code create_dom_parser_implementation(
+      std::size_t capacity, std::size_t max_depth,
+      std::unique_ptr<simdjson::internal::dom_parser_implementation>& dst) const noexcept override {
+    const simdjson::error_code err = inner_->create_dom_parser_implementation(capacity, max_depth, dst);
+    if (!err && dst) advise_huge(dst->structural_indexes.get(), capacity * sizeof(std::uint32_t));
+    return err;
+  }
+  simdjson::error_code minify(const std::uint8_t* buf, std::size_t len, std::uint8_t* dst,
+                              std::size_t& dst_len) const noexcept override {
+    return inner_->minify(buf, len, dst, dst_len);
+  }
+  bool validate_utf8(const char* buf, std::size_t len) const noexcept override {
+    return inner_->validate_utf8(buf, len);
+  }
+
+ private:
+  const simdjson::implementation* inner_;
+};
+
+void use_huge_page_index() {
+  static const HugePageImplementation wrapper([] {
+    // The first call through the active implementation makes simdjson pick the best one for this CPU.
+    [[maybe_unused]] const bool utf8 = simdjson::get_active_implementation()->validate_utf8("", 0);
+    const simdjson::implementation* best = simdjson::get_active_implementation();
+    return best;
+  }());
+  static const bool installed = (simdjson::get_active_implementation() = &wrapper, true);
+  (void)installed;
 }
 
 // A plain (not gzip) trace file mapped read-only, followed by simdjson's padding (zero pages):
@@ -566,6 +694,7 @@ class MappedFile {
 KinetoTrace parse_padded(simdjson::padded_string_view text, const std::string& file) {
   KinetoTrace t;
   t.file = file;
+  use_huge_page_index();
   od::parser parser;
   try {
     od::document doc;
@@ -586,22 +715,36 @@ KinetoTrace parse_padded(simdjson::padded_string_view text, const std::string& f
       if (k == "traceEvents" && !events_seen) {
         events_seen = true;
         od::array events;
-        if (v.get_array().get(events)) continue;
+        if (v.get_array().get(events)) {
+          validate(v);
+          continue;
+        }
         events_read = true;
         for (auto er : events) {
           od::value e;
           check(std::move(er).get(e));
           od::object o;
-          if (!e.get_object().get(o)) read_event(o, t, intern);
+          if (!e.get_object().get(o))
+            read_event(o, t, intern);
+          else
+            validate(e);
         }
       } else if (k == "distributedInfo" && !dist_seen) {
         dist_seen = true;
         od::object dist;
-        if (!v.get_object().get(dist)) read_distributed(dist, t);
+        if (!v.get_object().get(dist))
+          read_distributed(dist, t);
+        else
+          validate(v);
       } else if (k == "deviceProperties" && !devs_seen) {
         devs_seen = true;
         od::array devs;
-        if (!v.get_array().get(devs)) read_devices(devs, t);
+        if (!v.get_array().get(devs))
+          read_devices(devs, t);
+        else
+          validate(v);
+      } else {
+        validate(v);
       }
     }
     if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) throw Malformed{simdjson::TAPE_ERROR};
