@@ -116,10 +116,17 @@ class Interner {
     index_.emplace(stored, stored);
     return stored;
   }
+  /// collective_from_kernel_name of an interned name, computed once per distinct name.
+  const std::string& collective_of(std::string_view interned) {
+    auto [it, added] = collectives_.try_emplace(interned.data());
+    if (added) it->second = collective_from_kernel_name(interned);
+    return it->second;
+  }
 
  private:
   KinetoTrace& t_;
   std::unordered_map<std::string_view, std::string_view> index_;
+  std::unordered_map<const char*, std::string> collectives_;
   char* next_ = nullptr;
   std::size_t left_ = 0;
 };
@@ -334,7 +341,7 @@ void read_event(od::object o, KinetoTrace& t, Interner& intern) {
   ev.name = intern(name);
   if (ev.cat == KinetoCat::kernel) {
     if (!ev.collective.empty()) ev.bytes *= dtype_size(ev.input_types);
-    if (ev.collective.empty()) ev.collective = collective_from_kernel_name(ev.name);
+    if (ev.collective.empty()) ev.collective = intern.collective_of(ev.name);
   } else {
     ev.collective.clear();
     ev.collective_seq = -1;
