@@ -1,8 +1,10 @@
-// Kineto trace reader (see kineto_trace.hpp): simdjson DOM over the whole file, zlib for .gz.
+// Kineto trace reader (see kineto_trace.hpp): one simdjson On-Demand pass over the whole file (no
+// DOM tape), zlib for .gz. Strings without escapes are viewed in place; only kept events' strings are
+// interned. Any JSON error found on the way is reported by a full DOM parse, so messages for
+// malformed input are those of the DOM reader.
 #include "workloads/kineto_trace.hpp"
 
 #include <simdjson.h>
-#include <sys/mman.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <unordered_map>
 
 #include "workloads/input_error.hpp"
+#include "workloads/json_input.hpp"
 
 namespace fleetsim {
 namespace {
@@ -22,6 +25,30 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// ASCII lower case: std::tolower in the "C" locale the program runs in, inlined.
+char lower_char(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// Case-insensitive equality against a lower-case literal, without allocating.
+bool iequals(std::string_view s, std::string_view lower_lit) {
+  if (s.size() != lower_lit.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (lower_char(s[i]) != lower_lit[i]) return false;
+  return true;
+}
+
+// Case-insensitive search of a lower-case literal, without allocating.
+bool icontains(std::string_view s, std::string_view lower_lit) {
+  if (lower_lit.size() > s.size()) return false;
+  for (std::size_t i = 0; i + lower_lit.size() <= s.size(); ++i) {
+    std::size_t j = 0;
+    while (j < lower_lit.size() && lower_char(s[i + j]) == lower_lit[j]) ++j;
+    if (j == lower_lit.size()) return true;
+  }
+  return false;
 }
 
 bool category_of(std::string_view cat, KinetoCat& out) {
@@ -40,9 +67,8 @@ bool category_of(std::string_view cat, KinetoCat& out) {
       {"user_annotation", KinetoCat::user_annotation},
       {"gpu_user_annotation", KinetoCat::gpu_annotation},
   };
-  const std::string l = lower(cat);
   for (const auto& [k, v] : kMap)
-    if (l == k) {
+    if (iequals(cat, k)) {
       out = v;
       return true;
     }
@@ -54,11 +80,20 @@ bool ignored_category(std::string_view cat) {
   static const std::string_view kIgnored[] = {
       "python_function", "trace",   "cpu_instant_event", "overhead",           "ac2g", "fwdbwd", "", "gpu_op",
       "python_op",       "user_op", "mtia_runtime",      "privateuse1_runtime"};
-  const std::string l = lower(cat);
-  return std::find(std::begin(kIgnored), std::end(kIgnored), l) != std::end(kIgnored);
+  return std::any_of(std::begin(kIgnored), std::end(kIgnored),
+                     [&](std::string_view k) { return iequals(cat, k); });
 }
 
 namespace dom = simdjson::dom;
+namespace od = simdjson::ondemand;
+using json_input::check;
+using json_input::int_of;
+using json_input::key_of;
+using json_input::Malformed;
+using json_input::minified;
+using json_input::num_of;
+using json_input::str_of;
+using json_input::validate;
 
 // Interns event strings (kernel names repeat thousands of times) into the trace's own chunks.
 class Interner {
@@ -81,41 +116,20 @@ class Interner {
     index_.emplace(stored, stored);
     return stored;
   }
+  /// collective_from_kernel_name of an interned name, computed once per distinct name.
+  const std::string& collective_of(std::string_view interned) {
+    auto [it, added] = collectives_.try_emplace(interned.data());
+    if (added) it->second = collective_from_kernel_name(interned);
+    return it->second;
+  }
 
  private:
   KinetoTrace& t_;
   std::unordered_map<std::string_view, std::string_view> index_;
+  std::unordered_map<const char*, std::string> collectives_;
   char* next_ = nullptr;
   std::size_t left_ = 0;
 };
-
-std::int64_t int_of(dom::element e, std::int64_t fallback = -1) {
-  std::int64_t i = 0;
-  if (!e.get_int64().get(i)) return i;
-  double d = 0;
-  if (!e.get_double().get(d)) return static_cast<std::int64_t>(d);
-  return fallback;
-}
-
-double num_of(dom::element e, double fallback = 0) {
-  double d = 0;
-  if (!e.get_double().get(d)) return d;
-  std::string_view s;
-  if (!e.get_string().get(s)) {
-    try {
-      return std::stod(std::string(s));
-    } catch (...) {
-      return fallback;
-    }
-  }
-  return fallback;
-}
-
-std::string_view str_of(dom::element e) {
-  std::string_view s;
-  if (e.get_string().get(s)) return {};
-  return s;
-}
 
 int dtype_size(std::string_view dt) {
   const std::string l = lower(dt);
@@ -127,10 +141,12 @@ int dtype_size(std::string_view dt) {
   return 4;
 }
 
-void read_args(dom::object args, KinetoEvent& ev, Interner& intern) {
-  for (auto field : args) {
-    const std::string_view k = field.key;
-    const dom::element v = field.value;
+void read_args(od::object args, KinetoEvent& ev, Interner& intern) {
+  for (auto fr : args) {
+    od::field field;
+    check(std::move(fr).get(field));
+    const std::string_view k = key_of(field);
+    od::value& v = field.value();
     if (k == "correlation") {
       ev.correlation = int_of(v);
     } else if (k == "External id" || k == "external id") {
@@ -160,71 +176,139 @@ void read_args(dom::object args, KinetoEvent& ev, Interner& intern) {
     } else if (k == "wait_on_cuda_event_record_corr_id") {
       ev.wait_on_event_record_corr = int_of(v);
     } else if (k == "Input Dims" || k == "Input dims") {
-      ev.input_dims = intern(simdjson::minify(v));
+      ev.input_dims = intern(minified(v));
     } else if (k == "Input type") {
-      ev.input_types = intern(simdjson::minify(v));
+      ev.input_types = intern(minified(v));
+    } else {
+      validate(v);
     }
   }
 }
 
-void read_distributed(dom::object d, KinetoTrace& t) {
+// Fields of a small object looked up by name: the first occurrence of a key wins, as in a DOM lookup.
+template <class F>
+void for_first_fields(od::object o, std::initializer_list<std::string_view> keys, F&& f) {
+  std::uint32_t seen = 0;
+  for (auto fr : o) {
+    od::field field;
+    check(std::move(fr).get(field));
+    std::string_view k;
+    check(field.unescaped_key().get(k));
+    std::uint32_t bit = 1;
+    bool used = false;
+    for (const std::string_view key : keys) {
+      if (k == key && (seen & bit) == 0) {
+        seen |= bit;
+        f(k, field.value());
+        used = true;
+        break;
+      }
+      bit <<= 1;
+    }
+    if (!used) validate(field.value());
+  }
+}
+
+void read_distributed(od::object d, KinetoTrace& t) {
   t.has_distributed_info = true;
-  for (auto field : d) {
-    const std::string_view k = field.key;
+  for (auto fr : d) {
+    od::field field;
+    check(std::move(fr).get(field));
+    std::string_view k;
+    check(field.unescaped_key().get(k));
+    od::value& fv = field.value();
     if (k == "rank") {
-      t.rank = static_cast<int>(std::max<std::int64_t>(0, int_of(field.value, 0)));
+      t.rank = static_cast<int>(std::max<std::int64_t>(0, int_of(fv, 0)));
     } else if (k == "world_size") {
-      t.world_size = std::max<int>(1, static_cast<int>(int_of(field.value, 1)));
+      t.world_size = std::max<int>(1, static_cast<int>(int_of(fv, 1)));
     } else if (k == "backend") {
-      t.backend = std::string(str_of(field.value));
+      t.backend = std::string(str_of(fv));
     } else if (k == "pg_config") {
-      dom::array arr;
-      if (field.value.get_array().get(arr)) continue;
-      for (dom::element pe : arr) {
-        dom::object po;
-        if (pe.get_object().get(po)) continue;
+      od::array arr;
+      if (fv.get_array().get(arr)) {
+        validate(fv);
+        continue;
+      }
+      for (auto pr : arr) {
+        od::value pe;
+        check(std::move(pr).get(pe));
+        od::object po;
+        if (pe.get_object().get(po)) {
+          validate(pe);
+          continue;
+        }
         KinetoProcessGroup pg;
-        dom::element v;
-        if (!po["pg_name"].get(v)) pg.name = std::string(str_of(v));
-        if (!po["pg_desc"].get(v)) pg.desc = std::string(str_of(v));
-        if (!po["pg_size"].get(v)) pg.size = static_cast<int>(int_of(v, 0));
-        dom::array ranks;
-        if (!po["ranks"].get_array().get(ranks))
-          for (dom::element r : ranks) pg.ranks.push_back(static_cast<int>(int_of(r, 0)));
+        for_first_fields(po, {"pg_name", "pg_desc", "pg_size", "ranks"},
+                         [&](std::string_view key, od::value& v) {
+                           if (key == "pg_name") {
+                             pg.name = std::string(str_of(v));
+                           } else if (key == "pg_desc") {
+                             pg.desc = std::string(str_of(v));
+                           } else if (key == "pg_size") {
+                             pg.size = static_cast<int>(int_of(v, 0));
+                           } else {
+                             od::array ranks;
+                             if (v.get_array().get(ranks)) return validate(v);
+                             for (auto rr : ranks) {
+                               od::value r;
+                               check(std::move(rr).get(r));
+                               pg.ranks.push_back(static_cast<int>(int_of(r, 0)));
+                             }
+                           }
+                         });
         t.process_groups.push_back(std::move(pg));
       }
+    } else {
+      validate(fv);
     }
   }
 }
 
-void read_devices(dom::array arr, KinetoTrace& t) {
-  for (dom::element de : arr) {
-    dom::object o;
-    if (de.get_object().get(o)) continue;
+void read_devices(od::array arr, KinetoTrace& t) {
+  for (auto dr : arr) {
+    od::value de;
+    check(std::move(dr).get(de));
+    od::object o;
+    if (de.get_object().get(o)) {
+      validate(de);
+      continue;
+    }
     KinetoDevice d;
-    dom::element v;
-    if (!o["id"].get(v)) d.id = static_cast<int>(int_of(v, 0));
-    if (!o["name"].get(v)) d.name = std::string(str_of(v));
-    if (!o["totalGlobalMem"].get(v)) d.memory_bytes = num_of(v);
-    if (!o["numSms"].get(v)) d.sms = static_cast<int>(int_of(v, 0));
+    for_first_fields(o, {"id", "name", "totalGlobalMem", "numSms"}, [&](std::string_view key, od::value& v) {
+      if (key == "id") {
+        d.id = static_cast<int>(int_of(v, 0));
+      } else if (key == "name") {
+        d.name = std::string(str_of(v));
+      } else if (key == "totalGlobalMem") {
+        d.memory_bytes = num_of(v);
+      } else {
+        d.sms = static_cast<int>(int_of(v, 0));
+      }
+    });
     t.devices.push_back(std::move(d));
   }
 }
 
-void read_event(dom::object o, KinetoTrace& t, Interner& intern) {
-  std::string_view ph, cat;
+void read_event(od::object o, KinetoTrace& t, Interner& intern) {
+  std::string_view ph, cat, name;
   bool has_ts = false, has_dur = false;
-  KinetoEvent ev;
-  for (auto field : o) {
-    const std::string_view k = field.key;
-    const dom::element v = field.value;
-    if (k == "ph") {
+  bool complete = true;  // false from a "ph" other than "X": the rest is only checked
+  KinetoEvent& ev = t.events.emplace_back();
+  auto drop = [&] { t.events.pop_back(); };
+  for (auto fr : o) {
+    od::field field;
+    check(std::move(fr).get(field));
+    const std::string_view k = key_of(field);
+    od::value& v = field.value();
+    if (!complete) {
+      validate(v);
+    } else if (k == "ph") {
       ph = str_of(v);
-      if (ph != "X") return;
+      complete = ph == "X";
     } else if (k == "cat") {
       cat = str_of(v);
     } else if (k == "name") {
-      ev.name = intern(str_of(v));
+      name = str_of(v);
     } else if (k == "pid") {
       ev.pid = int_of(v);
     } else if (k == "tid") {
@@ -236,22 +320,28 @@ void read_event(dom::object o, KinetoTrace& t, Interner& intern) {
       ev.dur = std::max(0.0, num_of(v, 0));
       has_dur = true;
     } else if (k == "args") {
-      dom::object args;
-      if (!v.get_object().get(args)) read_args(args, ev, intern);
+      od::object args;
+      if (!v.get_object().get(args))
+        read_args(args, ev, intern);
+      else
+        validate(v);
+    } else {
+      validate(v);
     }
   }
-  if (ph != "X") return;
+  if (!complete || ph != "X") return drop();
   if (!category_of(cat, ev.cat)) {
     if (!ignored_category(cat)) ++t.unknown_categories[std::string(cat)];
-    return;
+    return drop();
   }
   if (!has_ts || !has_dur) {
     ++t.unknown_categories["<X event without ts/dur>"];
-    return;
+    return drop();
   }
+  ev.name = intern(name);
   if (ev.cat == KinetoCat::kernel) {
     if (!ev.collective.empty()) ev.bytes *= dtype_size(ev.input_types);
-    if (ev.collective.empty()) ev.collective = collective_from_kernel_name(ev.name);
+    if (ev.collective.empty()) ev.collective = intern.collective_of(ev.name);
   } else {
     ev.collective.clear();
     ev.collective_seq = -1;
@@ -262,7 +352,6 @@ void read_event(dom::object o, KinetoTrace& t, Interner& intern) {
     if (ev.stream < 0) ev.stream = ev.tid;
     ++t.gpu_events;
   }
-  t.events.push_back(std::move(ev));
 }
 
 }  // namespace
@@ -288,11 +377,19 @@ std::string read_maybe_gzip(const std::string& path) {
     f.read(text.data(), static_cast<std::streamsize>(size));
     return text;
   }
+  // The gzip trailer holds the inflated size (mod 2^32): reserve it, plus simdjson's padding.
+  f.seekg(-4, std::ios::end);
+  unsigned char isize[4] = {0, 0, 0, 0};
+  f.read(reinterpret_cast<char*>(isize), 4);
+  const std::size_t hint = f ? std::size_t{isize[0]} | std::size_t{isize[1]} << 8 |
+                                   std::size_t{isize[2]} << 16 | std::size_t{isize[3]} << 24
+                             : 0;
   f.close();
   gzFile g = gzopen(path.c_str(), "rb");
   if (g == nullptr) throw InputError(path, 0, "", "cannot open the gzip trace file");
   gzbuffer(g, 1 << 20);
   std::string out;
+  out.reserve(hint + simdjson::SIMDJSON_PADDING);
   std::vector<char> buf(1 << 20);
   for (;;) {
     const int n = gzread(g, buf.data(), static_cast<unsigned>(buf.size()));
@@ -315,49 +412,89 @@ std::string read_maybe_gzip(const std::string& path) {
 
 namespace {
 
-// Large buffers (file text, simdjson's tape and string buffer) fault in 4 KiB pages one by one;
-// on virtual machines that dominates parsing. Ask for transparent huge pages (no-op where THP is off).
-void advise_huge(const void* p, std::size_t bytes) {
-  constexpr std::uintptr_t kHuge = 2u << 20;
-  if (p == nullptr || bytes < 2 * kHuge) return;
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t lo = (a + kHuge - 1) & ~(kHuge - 1), hi = (a + bytes) & ~(kHuge - 1);
-  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+// The error for input the On-Demand pass rejected: a DOM parse names what is wrong with the JSON,
+// then the checks on the trace's shape, as the DOM reader made them.
+[[noreturn]] void report_malformed(simdjson::padded_string_view text, const std::string& file,
+                                   simdjson::error_code ondemand_error) {
+  dom::parser parser;
+  dom::element doc;
+  simdjson::error_code err = parser.parse(text.data(), text.size(), false).get(doc);
+  if (!err) {
+    dom::object root;
+    if (doc.get_object().get(root))
+      throw InputError(file, 0, "", "not a Kineto trace: the top level is not a JSON object");
+    dom::array events;
+    if (root["traceEvents"].get_array().get(events))
+      throw InputError(file, 0, "traceEvents",
+                       "not a Kineto trace: no 'traceEvents' array (expected a PyTorch profiler "
+                       "Chrome-trace JSON)");
+    err = ondemand_error;
+  }
+  throw InputError(
+      file, 0, "",
+      std::string("not a Kineto trace: invalid or truncated JSON (") + simdjson::error_message(err) + ")");
 }
 
-KinetoTrace parse_padded(const simdjson::padded_string& padded, const std::string& file) {
+KinetoTrace parse_padded(simdjson::padded_string_view text, const std::string& file) {
   KinetoTrace t;
   t.file = file;
-  dom::parser parser;
-  if (padded.size() > (8u << 20) && !parser.allocate(padded.size())) {
-    advise_huge(parser.doc.tape.get(), 8 * padded.size());
-    advise_huge(parser.doc.string_buf.get(), padded.size());
-    if (parser.implementation)
-      advise_huge(parser.implementation->structural_indexes.get(), 4 * padded.size());
-  }
-  dom::element doc;
-  if (const auto err = parser.parse(padded).get(doc))
-    throw InputError(
-        file, 0, "",
-        std::string("not a Kineto trace: invalid or truncated JSON (") + simdjson::error_message(err) + ")");
-  dom::object root;
-  if (doc.get_object().get(root))
-    throw InputError(file, 0, "", "not a Kineto trace: the top level is not a JSON object");
-  dom::array events;
-  if (root["traceEvents"].get_array().get(events))
-    throw InputError(file, 0, "traceEvents",
-                     "not a Kineto trace: no 'traceEvents' array (expected a PyTorch profiler "
-                     "Chrome-trace JSON)");
-  dom::object dist;
-  if (!root["distributedInfo"].get_object().get(dist)) read_distributed(dist, t);
-  dom::array devs;
-  if (!root["deviceProperties"].get_array().get(devs)) read_devices(devs, t);
-  t.events.reserve(events.size());
-  advise_huge(t.events.data(), events.size() * sizeof(KinetoEvent));
-  Interner intern(t);
-  for (dom::element e : events) {
-    dom::object o;
-    if (!e.get_object().get(o)) read_event(o, t, intern);
+  json_input::use_huge_page_index();
+  od::parser parser;
+  try {
+    od::document doc;
+    check(parser.iterate(text).get(doc));
+    od::object root;
+    check(doc.get_object().get(root));
+    bool events_seen = false, events_read = false, dist_seen = false, devs_seen = false;
+    // Events are a few hundred bytes each; unused capacity is address space, not memory.
+    t.events.reserve(text.size() / 128 + 16);
+    json_input::advise_huge(t.events.data(), t.events.capacity() * sizeof(KinetoEvent));
+    Interner intern(t);
+    for (auto fr : root) {
+      od::field field;
+      check(std::move(fr).get(field));
+      std::string_view k;
+      check(field.unescaped_key().get(k));
+      od::value& v = field.value();
+      if (k == "traceEvents" && !events_seen) {
+        events_seen = true;
+        od::array events;
+        if (v.get_array().get(events)) {
+          validate(v);
+          continue;
+        }
+        events_read = true;
+        for (auto er : events) {
+          od::value e;
+          check(std::move(er).get(e));
+          od::object o;
+          if (!e.get_object().get(o))
+            read_event(o, t, intern);
+          else
+            validate(e);
+        }
+      } else if (k == "distributedInfo" && !dist_seen) {
+        dist_seen = true;
+        od::object dist;
+        if (!v.get_object().get(dist))
+          read_distributed(dist, t);
+        else
+          validate(v);
+      } else if (k == "deviceProperties" && !devs_seen) {
+        devs_seen = true;
+        od::array devs;
+        if (!v.get_array().get(devs))
+          read_devices(devs, t);
+        else
+          validate(v);
+      } else {
+        validate(v);
+      }
+    }
+    if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) throw Malformed{simdjson::TAPE_ERROR};
+    if (!events_read) throw Malformed{simdjson::NO_SUCH_FIELD};
+  } catch (const Malformed& m) {
+    report_malformed(text, file, m.error);
   }
   return t;
 }
@@ -365,50 +502,51 @@ KinetoTrace parse_padded(const simdjson::padded_string& padded, const std::strin
 }  // namespace
 
 KinetoTrace parse_kineto_trace(std::string_view text, const std::string& file) {
-  return parse_padded(simdjson::padded_string(text), file);
+  const simdjson::padded_string padded(text);
+  return parse_padded(padded, file);
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  simdjson::padded_string padded;
-  {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw InputError(path, 0, "", "cannot open the trace file");
-    char magic[2] = {0, 0};
-    f.read(magic, 2);
-    const bool gz = f.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-                    static_cast<unsigned char>(magic[1]) == 0x8b;
-    if (gz) {
-      f.close();
-      padded = simdjson::padded_string(read_maybe_gzip(path));
-    } else {
-      f.seekg(0, std::ios::end);
-      const auto size = static_cast<std::size_t>(f.tellg());
-      f.seekg(0);
-      padded = simdjson::padded_string(size);
-      advise_huge(padded.data(), size);
-      f.read(padded.data(), static_cast<std::streamsize>(size));
-      if (!f) throw InputError(path, 0, "", "cannot read the trace file");
-    }
+  if (const auto mapped = json_input::MappedFile::open(path)) return parse_padded(mapped->view(), path);
+  // Gzip, or a file that cannot be mapped.
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, 0, "", "cannot open the trace file");
+  char magic[2] = {0, 0};
+  f.read(magic, 2);
+  const bool gz = f.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+                  static_cast<unsigned char>(magic[1]) == 0x8b;
+  if (!gz) {
+    f.seekg(0, std::ios::end);
+    const auto size = static_cast<std::size_t>(f.tellg());
+    f.seekg(0);
+    simdjson::padded_string padded(size);
+    f.read(padded.data(), static_cast<std::streamsize>(size));
+    if (!f) throw InputError(path, 0, "", "cannot read the trace file");
+    if (padded.size() == 0) throw InputError(path, 0, "", "the trace file is empty");
+    return parse_padded(padded, path);
   }
-  if (padded.size() == 0) throw InputError(path, 0, "", "the trace file is empty");
-  return parse_padded(padded, path);
+  f.close();
+  std::string text = read_maybe_gzip(path);
+  if (text.empty()) throw InputError(path, 0, "", "the trace file is empty");
+  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING)
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  return parse_padded(simdjson::padded_string_view(text.data(), text.size(), text.capacity()), path);
 }
 
 bool is_collective_kernel(std::string_view name) {
-  const std::string l = lower(name.substr(0, std::min<std::size_t>(name.size(), 64)));
-  return l.find("nccl") != std::string::npos || l.find("rccl") != std::string::npos;
+  const std::string_view head = name.substr(0, std::min<std::size_t>(name.size(), 64));
+  return icontains(head, "nccl") || icontains(head, "rccl");
 }
 
 std::string collective_from_kernel_name(std::string_view name) {
   if (!is_collective_kernel(name)) return "";
-  const std::string l = lower(name);
   static const std::pair<std::string_view, std::string_view> kOps[] = {
       {"allreduce", "allreduce"},  {"all_reduce", "allreduce"},        {"allgather", "allgather"},
       {"all_gather", "allgather"}, {"reducescatter", "reducescatter"}, {"reduce_scatter", "reducescatter"},
       {"alltoall", "alltoall"},    {"sendrecv", "sendrecv"},           {"send", "sendrecv"},
       {"recv", "sendrecv"},        {"broadcast", "broadcast"},         {"reduce", "reduce"}};
   for (const auto& [k, v] : kOps)
-    if (l.find(k) != std::string::npos) return std::string(v);
+    if (icontains(name, k)) return std::string(v);
   return "collective";
 }
 

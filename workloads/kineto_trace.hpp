@@ -3,8 +3,9 @@
 // Accepts the current categories (cpu_op, cuda_runtime, cuda_driver, kernel, gpu_memcpy, gpu_memset,
 // cuda_sync, user_annotation, gpu_user_annotation) and the 2021 ones (Operator, Runtime, Kernel,
 // Memcpy, Memset), NVIDIA and AMD/ROCm (hip*) names, the distributedInfo block and NCCL collective
-// args. Parsing uses simdjson (DOM); only complete ("X") events are kept. Times are microseconds as
-// in the file. Bad input raises InputError naming the file.
+// args. Parsing uses simdjson On-Demand (malformed JSON is reported as a DOM parse reports it); only
+// complete ("X") events are kept. Times are microseconds as in the file. Bad input raises
+// InputError naming the file.
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -132,6 +132,34 @@ TEST_CASE("kineto reader: malformed input gives clear errors") {
       "odd.json");
   CHECK(t.events.size() <= 1);
   CHECK_THROWS_AS(read_kineto_trace("/nonexistent/trace.json"), InputError);
+  // Bad JSON inside values the reader does not use is still an error.
+  CHECK(message(R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
+    "args": {"grid": [1, tru]}}]})J")
+            .find("invalid or truncated JSON") != std::string::npos);
+  CHECK(message(R"J({"traceEvents": [{"ph": "i", "args": {"x": [}}}]})J").find("invalid or truncated JSON") !=
+        std::string::npos);
+  CHECK(message(R"J({"traceEvents": []} x)J").find("invalid or truncated JSON") != std::string::npos);
+}
+
+TEST_CASE("kineto reader: escapes, shapes with non-integers and repeated keys read as before") {
+  const KinetoTrace t = parse_kineto_trace(
+      R"J({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a\u0062c", "ts": 1, "dur": 2,
+     "args": {"Input Dims": [[1.5, 2], [-0, 1e3]], "Input type": ["fl\"oat"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "x", "ts": 1, "dur": 2,
+     "args": {"Input Dims": [[1, 2] , [ 3 ]], "Input type": ["float", "int"]}}],
+  "traceEvents": 7,
+  "distributedInfo": {"rank": 3, "world_size": 4, "pg_config": [{"pg_name": "a", "pg_name": "b", "ranks": [1, "x", 2.7]}]}})J",
+      "odd.json");
+  REQUIRE(t.events.size() == 2);
+  CHECK(t.events[0].name == "abc");
+  CHECK(t.events[0].input_dims == "[[1.5,2],[0,1000.0]]");  // as simdjson's DOM serializer writes it
+  CHECK(t.events[0].input_types == R"(["fl\"oat"])");
+  CHECK(t.events[1].input_dims == "[[1,2],[3]]");
+  CHECK(t.rank == 3);
+  REQUIRE(t.process_groups.size() == 1);
+  CHECK(t.process_groups[0].name == "a");  // the first of repeated keys, as a DOM lookup
+  CHECK(t.process_groups[0].ranks == std::vector<int>{1, 0, 2});
 }
 
 TEST_CASE("execution graph: no GPU events is an error") {
