@@ -76,7 +76,7 @@ int NetworkFabric::link_index(simgrid::s4u::Link* l) {
   return it->second;
 }
 
-void NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
+bool NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
   Job j;
   j.ring = ring;
   const std::size_t n = ring.size();
@@ -95,11 +95,14 @@ void NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& rin
   // flow alone). With B bytes per flow the idle-fabric time is B * max_l(count_l / C_l) + latency.
   for (const auto& u : j.uses) {
     const auto l = static_cast<std::size_t>(u.link);
-    const double per_byte = (fatpipe_[l] != 0 ? 1.0 : u.count) / capacity_[l];
-    j.s_per_byte = std::max(j.s_per_byte, per_byte);
-    if (fatpipe_[l] == 0) users_[l].push_back(id);
+    j.s_per_byte = std::max(j.s_per_byte, (fatpipe_[l] != 0 ? 1.0 : u.count) / capacity_[l]);
   }
+  if (!(j.s_per_byte > 0)) return false;
+  for (const auto& u : j.uses)
+    if (fatpipe_[static_cast<std::size_t>(u.link)] == 0)
+      users_[static_cast<std::size_t>(u.link)].push_back(id);
   jobs_[id] = std::move(j);
+  return true;
 }
 
 void NetworkFabric::remove_job(long id) {

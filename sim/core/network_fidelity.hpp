@@ -51,8 +51,9 @@ std::string link_tier(const std::string& link_name);
 
 class NetworkFabric {
  public:
-  /// Adds a job with its GPU hosts in ring order; resolves its ring routes on the platform.
-  void add_job(long id, const std::vector<simgrid::s4u::Host*>& ring);
+  /// Adds a job with its GPU hosts in ring order; resolves its ring routes on the platform. Returns
+  /// false (and adds nothing) when no link constrains the ring (e.g. all its GPUs are one host).
+  bool add_job(long id, const std::vector<simgrid::s4u::Host*>& ring);
   void remove_job(long id);
   bool has_job(long id) const { return jobs_.count(id) > 0; }
   /// Running jobs other than `id` whose rings share a (non-FATPIPE) link with it.

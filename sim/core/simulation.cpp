@@ -269,11 +269,11 @@ class Simulation::Impl final : public Launcher {
     }
     if (!(comm_s > 0) || !(compute_s > 0)) return;
     const double iteration_s = compute_s + comm_s;
+    if (!fabric_->add_job(id, ring)) return;
     run.net = true;
     run.phi = compute_s / iteration_s;
     run.iteration = std::min(1.0, iteration_s / run.runtime);
     if (records_[i].comm_s < 0) records_[i].comm_s = 0;
-    fabric_->add_job(id, ring);
     plan_chunk(id);
     for (long s : fabric_->sharers(id)) cut_chunk(static_cast<JobId>(s));
   }
