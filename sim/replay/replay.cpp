@@ -466,11 +466,13 @@ class Replayer {
   }
 
   void transfer_done(long k, double t) {
-    const Cause c{static_cast<long>(fabric_->last_arrival(k)), EdgeKind::collective, true};
+    // The last rank to arrive started the transfer: the others waited for it (from its start),
+    // its own kernel ends by its transfer (its body).
+    const std::size_t last = fabric_->last_arrival(k);
     for (const auto& [m, val] : fabric_->transfer_done(k, t)) {
       if (val >= end_lb_[m]) {
         end_lb_[m] = val;
-        times_.end_by[m] = c;
+        times_.end_by[m] = m == last ? Cause{} : Cause{static_cast<long>(last), EdgeKind::collective, true};
       }
       if (--end_pending_[m] == 0 && body_done_[m]) push(std::max(end_lb_[m], t), m, Kind::finish);
     }
