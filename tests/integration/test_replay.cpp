@@ -377,6 +377,20 @@ TEST_CASE("replay: what-if sanity on shared traces") {
     CHECK(step(nocomm.report, i, "predicted_end_s") <= step(base.report, i, "predicted_end_s") + 1e-9);
     CHECK(nocomm.report["steps"][i]["predicted"]["communication_s"].get<double>() == doctest::Approx(0));
   }
+  // World size 16: two nodes of 8 GPUs; the collectives' rings cross the NICs, so a slower NIC
+  // never makes a step end earlier and a faster one never later.
+  CHECK(base.report["platform"]["nodes"] == 2);
+  CHECK(base.report["simgrid_ptasks"].get<long>() > 0);
+  const auto slow_nic = replay(job + " --set network.nic_gbps=50");
+  const auto fast_nic = replay(job + " --set network.nic_gbps=400");
+  REQUIRE(slow_nic.code == 0);
+  REQUIRE(fast_nic.code == 0);
+  for (std::size_t i = 0; i < base.report["steps"].size(); ++i) {
+    CHECK(step(slow_nic.report, i, "predicted_end_s") >= step(base.report, i, "predicted_end_s") - 1e-9);
+    CHECK(step(fast_nic.report, i, "predicted_end_s") <= step(base.report, i, "predicted_end_s") + 1e-9);
+  }
+  CHECK(slow_nic.report["total"]["predicted_s"].get<double>() >
+        base.report["total"]["predicted_s"].get<double>());
   // Doubling the NIC does not change a single-GPU trace.
   const std::string single =
       kShared + "critical_path_simple_add_benchmark_result_493459_1694039959_trace.json.gz";
