@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 struct ReplayArgs {
   std::vector<std::string> traces, sets;
-  std::string out, gpu, source_gpu;
+  std::string out, gpu, source_gpu, scenario;
   bool summary = false, quiet = false;
 };
 
@@ -98,6 +98,7 @@ int run_replay(const ReplayArgs& a) {
   replay::WhatIf w;
   w.gpu = a.gpu;
   w.source_gpu = a.source_gpu;
+  w.scenario = a.scenario;
   for (const auto& s : a.sets) w.set(s);
 
   const auto t0 = Clock::now();
@@ -112,9 +113,10 @@ int run_replay(const ReplayArgs& a) {
   const replay::ExecGraph g = replay::build_exec_graph(ptrs);
   const replay::Retiming rt = replay::retime(g, w);
   const replay::Times measured = replay::measured_times(g);
+  const replay::ReplayCluster cluster = replay::replay_cluster(g, rt.source_gpu, w);
   const double build_s = since(t1);
   const auto t2 = Clock::now();
-  const replay::ReplayRun run = replay::simulate(g, rt, w);
+  const replay::ReplayRun run = replay::simulate(g, rt, w, cluster);
   const double sim_s = since(t2);
 
   replay::ReplayReport rep;
@@ -123,6 +125,7 @@ int run_replay(const ReplayArgs& a) {
   rep.retiming = &rt;
   rep.measured = &measured;
   rep.predicted = &run.times;
+  rep.cluster = &cluster;
   rep.steps = replay::analyse(g, measured, run.times);
   rep.parse_s = parse_s;
   rep.build_s = build_s;
@@ -130,6 +133,7 @@ int run_replay(const ReplayArgs& a) {
   rep.executions = run.executions;
   rep.notes = g.notes;
   for (const auto& n : rt.notes) rep.notes.push_back(n);
+  for (const auto& n : run.notes) rep.notes.push_back(n);
   if (g.world_size > static_cast<int>(g.ranks.size())) {
     long unmatched = 0, joined = 0;
     for (std::size_t v = 0; v < boost::num_vertices(g.g); ++v) {
@@ -140,7 +144,8 @@ int run_replay(const ReplayArgs& a) {
         "world size " + std::to_string(g.world_size) + ", " + std::to_string(g.ranks.size()) +
         " rank trace(s) given: " + std::to_string(unmatched) +
         " collective kernel(s) without a matching kernel in another given trace take their measured "
-        "duration (which includes waiting for the absent ranks)" +
+        "duration as their transfer time (it includes waiting for the absent ranks, which are assumed "
+        "ready)" +
         (joined > 0 ? "; " + std::to_string(joined) +
                           " joined across the given ranks take the shortest of their measured "
                           "durations once the last given rank arrives (absent ranks' waits are "
@@ -179,6 +184,9 @@ Runner setup(CLI::App& sub) {
   sub.add_option("--gpu", a->gpu, "what-if: replay on this GPU type (catalog name)");
   sub.add_option("--source-gpu", a->source_gpu,
                  "the traced GPU type, when the trace's device name is unknown");
+  sub.add_option("--scenario", a->scenario,
+                 "scenario TOML whose [cluster] is the platform (default: implied by the traces' GPU "
+                 "and world size, 200 Gbit/s NICs)");
   sub.add_option("--set", a->sets,
                  "what-if KEY=VALUE (repeatable): network.nic_gbps, network.intra_node_gbps, "
                  "speedup.<gemm|attention|elementwise|communication|memcpy|other> (inf removes), "

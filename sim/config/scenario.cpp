@@ -393,17 +393,10 @@ IntraNode parse_intra(const std::string& v, const Loader& l, const toml::node* n
   l.fail("cluster.network.intra_node", n, "unknown interconnect '" + v + "'; valid: nvlink, nvswitch, pcie");
 }
 
-Scenario build(const toml::table& root, const Loader& l) {
-  Scenario s;
-  s.file = l.file();
-  const long long seed = l.get<long long>(root, "", "seed", 1);
-  if (seed < 0) l.fail("seed", root.get("seed"), "must be >= 0");
-  s.seed = static_cast<std::uint64_t>(seed);
-
-  // --- cluster
-  const toml::table empty;
+// [cluster]: pools (or an openb node list) and the network.
+ClusterSpec build_cluster(const toml::table& root, const Loader& l) {
   const toml::table* cl = root["cluster"].as_table();
-  if (cl == nullptr) throw InputError(s.file, 0, "cluster", "missing [cluster] section");
+  if (cl == nullptr) throw InputError(l.file(), 0, "cluster", "missing [cluster] section");
   NetworkSpec net;
   if (const toml::table* nt = (*cl)["network"].as_table()) {
     const std::string p = "cluster.network";
@@ -426,36 +419,44 @@ Scenario build(const toml::table& root, const Loader& l) {
   if (!nodes_csv.empty() && pools != nullptr && !pools->empty())
     l.fail("cluster.nodes_csv", cl->get("nodes_csv"),
            "give either cluster.nodes_csv or [[cluster.pool]], not both");
-  if (!nodes_csv.empty()) {
-    s.cluster = read_openb_nodes(nodes_csv, net);
-  } else {
-    if (pools == nullptr || pools->empty())
-      throw InputError(s.file, 0, "cluster.pool",
-                       "no [[cluster.pool]] and no cluster.nodes_csv: the cluster is empty");
-    std::vector<PoolSpec> specs;
-    for (std::size_t i = 0; i < pools->size(); ++i) {
-      const toml::table& pt = *pools->get(i)->as_table();
-      const std::string p = "cluster.pool." + std::to_string(i);
-      PoolSpec ps;
-      ps.name = l.get<std::string>(pt, p, "name", "pool" + std::to_string(i));
-      if (pt.get("nodes") == nullptr)
-        throw InputError(s.file, static_cast<long>(pt.source().begin.line), p + ".nodes",
-                         "missing (number of nodes)");
-      ps.nodes = l.get<int>(pt, p, "nodes", 1);
-      ps.gpus_per_node = l.get<int>(pt, p, "gpus_per_node", ps.gpus_per_node);
-      const std::string gpu = l.get<std::string>(pt, p, "gpu", ps.gpu);
-      const toml::node* gn = pt.get("gpu");
-      const std::string gkey = p + ".gpu";
-      const bool cli = l.is_overridden(gkey);
-      ps.gpu = gpu_spec(gpu, cli ? "--set" : s.file,
-                        (gn != nullptr && !cli) ? static_cast<long>(gn->source().begin.line) : 0, gkey)
-                   .name;
-      ps.cpus_per_node = l.get<int>(pt, p, "cpus_per_node", ps.cpus_per_node);
-      ps.memory_gib = l.get<double>(pt, p, "memory_gib", ps.memory_gib);
-      specs.push_back(ps);
-    }
-    s.cluster = expand_pools(std::move(specs), net, s.file);
+  if (!nodes_csv.empty()) return read_openb_nodes(nodes_csv, net);
+  if (pools == nullptr || pools->empty())
+    throw InputError(l.file(), 0, "cluster.pool",
+                     "no [[cluster.pool]] and no cluster.nodes_csv: the cluster is empty");
+  std::vector<PoolSpec> specs;
+  for (std::size_t i = 0; i < pools->size(); ++i) {
+    const toml::table& pt = *pools->get(i)->as_table();
+    const std::string p = "cluster.pool." + std::to_string(i);
+    PoolSpec ps;
+    ps.name = l.get<std::string>(pt, p, "name", "pool" + std::to_string(i));
+    if (pt.get("nodes") == nullptr)
+      throw InputError(l.file(), static_cast<long>(pt.source().begin.line), p + ".nodes",
+                       "missing (number of nodes)");
+    ps.nodes = l.get<int>(pt, p, "nodes", 1);
+    ps.gpus_per_node = l.get<int>(pt, p, "gpus_per_node", ps.gpus_per_node);
+    const std::string gpu = l.get<std::string>(pt, p, "gpu", ps.gpu);
+    const toml::node* gn = pt.get("gpu");
+    const std::string gkey = p + ".gpu";
+    const bool cli = l.is_overridden(gkey);
+    ps.gpu = gpu_spec(gpu, cli ? "--set" : l.file(),
+                      (gn != nullptr && !cli) ? static_cast<long>(gn->source().begin.line) : 0, gkey)
+                 .name;
+    ps.cpus_per_node = l.get<int>(pt, p, "cpus_per_node", ps.cpus_per_node);
+    ps.memory_gib = l.get<double>(pt, p, "memory_gib", ps.memory_gib);
+    specs.push_back(ps);
   }
+  return expand_pools(std::move(specs), net, l.file());
+}
+
+Scenario build(const toml::table& root, const Loader& l) {
+  Scenario s;
+  s.file = l.file();
+  const long long seed = l.get<long long>(root, "", "seed", 1);
+  if (seed < 0) l.fail("seed", root.get("seed"), "must be >= 0");
+  s.seed = static_cast<std::uint64_t>(seed);
+
+  s.cluster = build_cluster(root, l);
+  const toml::table empty;
 
   // --- workload
   const toml::table* wt = root["workload"].as_table();
@@ -602,16 +603,43 @@ std::string describe_scenario_keys() {
   return out;
 }
 
-Scenario parse_scenario(const std::string& toml_text, const std::string& name, const std::string& base_dir,
-                        const std::vector<std::string>& overrides) {
+namespace {
+
+// Parses TOML text and applies --set overrides (the Loader validates the keys).
+toml::table parse_with_overrides(const std::string& toml_text, const std::string& name,
+                                 const std::vector<std::string>& overrides,
+                                 std::set<std::string>& overridden) {
   toml::table root;
   try {
     root = toml::parse(toml_text, name);
   } catch (const toml::parse_error& e) {
     throw InputError(name, static_cast<long>(e.source().begin.line), "", std::string(e.description()));
   }
-  std::set<std::string> overridden;
   for (const auto& o : overrides) apply_override(root, o, overridden);
+  return root;
+}
+
+std::string read_scenario_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open scenario file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.find('\0') != std::string::npos) throw InputError(path, 0, "", "binary file, not a TOML scenario");
+  return text;
+}
+
+std::string base_dir_of(const std::string& path) {
+  const std::string base = fs::path(path).parent_path().string();
+  return base.empty() ? "." : base;
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& toml_text, const std::string& name, const std::string& base_dir,
+                        const std::vector<std::string>& overrides) {
+  std::set<std::string> overridden;
+  const toml::table root = parse_with_overrides(toml_text, name, overrides, overridden);
   Loader loader(name, base_dir, overridden);
   loader.validate(root, "", "");
   Scenario s = build(root, loader);
@@ -621,14 +649,15 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& name, c
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open scenario file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.find('\0') != std::string::npos) throw InputError(path, 0, "", "binary file, not a TOML scenario");
-  const std::string base = fs::path(path).parent_path().string();
-  return parse_scenario(text, path, base.empty() ? "." : base, overrides);
+  return parse_scenario(read_scenario_text(path), path, base_dir_of(path), overrides);
+}
+
+ClusterSpec load_cluster(const std::string& path) {
+  std::set<std::string> overridden;
+  const toml::table root = parse_with_overrides(read_scenario_text(path), path, {}, overridden);
+  Loader loader(path, base_dir_of(path), overridden);
+  loader.validate(root, "", "");
+  return build_cluster(root, loader);
 }
 
 }  // namespace fleetsim

@@ -77,7 +77,12 @@ struct Scenario {
 std::string describe_scenario_keys();
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
-/// Same, from TOML text (tests); `name` is used in messages, `base_dir` resolves relative paths.
+/// Only the [cluster] section of a scenario file (the whole file is still validated against the
+/// schema, so an unknown key anywhere is an error naming file, line and key; other sections are
+/// optional). For commands that need a platform but no workload (fleetsim replay --scenario).
+ClusterSpec load_cluster(const std::string& path);
+/// Same as load_scenario, from TOML text (tests); `name` is used in messages, `base_dir` resolves relative
+/// paths.
 Scenario parse_scenario(const std::string& toml_text, const std::string& name, const std::string& base_dir,
                         const std::vector<std::string>& overrides = {});
 

@@ -9,21 +9,10 @@
 #include <cmath>
 #include <limits>
 #include <set>
-#include <unordered_map>
 
 namespace fleetsim {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string base_name(const std::string& name) {
-  for (const char* side : {"_UP", "_DOWN"})
-    if (ends_with(name, side)) return name.substr(0, name.size() - std::string(side).size());
-  return name;
-}
 
 constexpr double kBin = 0.005;      // utilization histogram bin (p99 resolution)
 constexpr std::size_t kBins = 401;  // 0 .. 2.0, the last bin also holds anything above
@@ -51,18 +40,6 @@ std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int
   return ring;
 }
 
-std::string link_tier(const std::string& link_name) {
-  const std::string n = base_name(link_name);
-  if (n.find("-nic") != std::string::npos) return "nic";
-  if (ends_with(n, "-pcie-uplink") || ends_with(n, "-nvswitch") || ends_with(n, "-pcie-switch") ||
-      ends_with(n, "-pcie"))
-    return "intra";
-  if (ends_with(n, "-uplink")) return "leaf-uplink";
-  if (ends_with(n, "-cpu")) return "cpu";
-  if (n.find("-gpu") != std::string::npos) return "gpu";
-  return "spine";
-}
-
 int NetworkFabric::link_index(simgrid::s4u::Link* l) {
   auto [it, inserted] = index_.try_emplace(l, static_cast<int>(links_.size()));
   if (inserted) {
@@ -79,28 +56,16 @@ int NetworkFabric::link_index(simgrid::s4u::Link* l) {
 bool NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
   Job j;
   j.ring = ring;
-  const std::size_t n = ring.size();
-  std::unordered_map<int, int> count;
-  for (std::size_t i = 0; n > 1 && i < n; ++i) {
-    std::vector<simgrid::s4u::Link*> route;
-    double latency = 0;
-    ring[i]->route_to(ring[(i + 1) % n], route, &latency);
-    j.latency = std::max(j.latency, latency);
-    // A route is a set of links (SimGrid 3.32 may list them out of order, never twice).
-    for (auto* l : route) count[link_index(l)] += 1;
+  const RingRoutes routes = ring_routes(ring);
+  if (!(routes.s_per_byte > 0)) return false;
+  j.latency = routes.latency;
+  j.s_per_byte = routes.s_per_byte;
+  for (const auto& [link, count] : routes.links) {
+    const int l = link_index(link);
+    j.uses.push_back({l, count});
+    if (fatpipe_[static_cast<std::size_t>(l)] == 0) users_[static_cast<std::size_t>(l)].push_back(id);
   }
-  for (const auto& [l, c] : count) j.uses.push_back({l, c});
   std::sort(j.uses.begin(), j.uses.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
-  // L07 ptask: one rate r for all flows; link l bounds sum(bytes on l) * r <= C_l (FATPIPE: each
-  // flow alone). With B bytes per flow the idle-fabric time is B * max_l(count_l / C_l) + latency.
-  for (const auto& u : j.uses) {
-    const auto l = static_cast<std::size_t>(u.link);
-    j.s_per_byte = std::max(j.s_per_byte, (fatpipe_[l] != 0 ? 1.0 : u.count) / capacity_[l]);
-  }
-  if (!(j.s_per_byte > 0)) return false;
-  for (const auto& u : j.uses)
-    if (fatpipe_[static_cast<std::size_t>(u.link)] == 0)
-      users_[static_cast<std::size_t>(u.link)].push_back(id);
   jobs_[id] = std::move(j);
   return true;
 }
@@ -135,15 +100,8 @@ bool NetworkFabric::start(long id, double alone_s, double now) {
   Job& j = jobs_.at(id);
   if (j.exec != nullptr || !(alone_s > j.latency) || !(j.s_per_byte > 0)) return false;
   snapshot(now);
-  const std::size_t n = j.ring.size();
-  j.bytes = (alone_s - j.latency) / j.s_per_byte;
-  std::vector<double> bytes(n * n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) bytes[i * n + (i + 1) % n] = j.bytes;
-  j.exec = simgrid::s4u::Exec::init()
-               ->set_hosts(j.ring)
-               ->set_flops_amounts(std::vector<double>(n, 0.0))
-               ->set_bytes_amounts(bytes);
-  j.exec->start();
+  j.bytes = ring_bytes_for(RingRoutes{{}, j.s_per_byte, j.latency}, alone_s);
+  j.exec = start_ring_ptask(j.ring, j.bytes);
   j.ratio = 1;
   inflight_.push_back(j.exec);
   inflight_job_.push_back(id);

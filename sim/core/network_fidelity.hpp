@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "sim/metrics/network_report.hpp"
+#include "sim/platform/ring.hpp"  // link_tier, ring_routes
 
 namespace simgrid::s4u {
 class Host;
@@ -45,9 +46,6 @@ struct LinkUse {
 /// order of first appearance, GPUs by local index, every other node walked backwards, so that each
 /// node-to-node hop joins GPUs of the same local index (the same rail / NIC).
 std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int>>& gpus);
-
-/// Link tier from a platform link name (sim/platform/platform.cpp naming).
-std::string link_tier(const std::string& link_name);
 
 class NetworkFabric {
  public:

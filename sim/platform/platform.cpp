@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/gpu_catalog.hpp"
+#include "sim/platform/ring.hpp"
 #include "workloads/input_error.hpp"
 
 // Shape. SimGrid 3.32 checks name uniqueness on every host/link it creates by a search through all
@@ -336,6 +337,25 @@ Platform build_platform(const ClusterSpec& spec) {
       break;
   }
   return build_leaf_spine(spec);
+}
+
+void rerate_network(const NetworkSpec& built, const NetworkSpec& target) {
+  const double nic = target.nic_gbps / built.nic_gbps;
+  const double intra = target.intra_node_gbps / built.intra_node_gbps;
+  if (nic == 1 && intra == 1) return;
+  for (sg4::Link* l : sg4::Engine::get_instance()->get_all_links()) {
+    const std::string name = l->get_name();
+    const std::string tier = link_tier(name);
+    if (name.find("loopback") != std::string::npos || tier == "cpu") continue;
+    const bool gpu_pcie = name.find("-pcie_") != std::string::npos || name.ends_with("-pcie");
+    if (tier == "intra" && gpu_pcie) {  // rail-optimized: a GPU's PCIe link to its NIC
+      l->set_bandwidth(std::max(kHostLinkGbps, target.nic_gbps) * kGbitToBytes);
+    } else if (tier == "nic" || tier == "leaf-uplink" || tier == "spine") {
+      l->set_bandwidth(l->get_bandwidth() * nic);
+    } else {
+      l->set_bandwidth(l->get_bandwidth() * intra);
+    }
+  }
 }
 
 }  // namespace fleetsim

@@ -45,4 +45,11 @@ struct Platform {
 /// Build the platform into the (already created) engine. Host names: "<node>-gpu<i>", "<node>-cpu".
 Platform build_platform(const ClusterSpec& spec);
 
+/// Re-rates the links of a platform built from a spec with network `built` to what `target` gives
+/// when the two differ only in nic_gbps and intra_node_gbps: NIC, leaf-uplink and spine links scale
+/// with nic_gbps (a rail-optimized GPU's PCIe link to its NIC is max(PCIe 4.0 x16, nic_gbps)), GPU
+/// and intra-node links with intra_node_gbps. Lets a caller measure routes on the built network
+/// first (e.g. to calibrate transfers) and then simulate the what-if network.
+void rerate_network(const NetworkSpec& built, const NetworkSpec& target);
+
 }  // namespace fleetsim

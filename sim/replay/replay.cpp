@@ -5,8 +5,6 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/NetZone.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -18,9 +16,9 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "models/collective_model.hpp"
 #include "models/gpu_catalog.hpp"
 #include "models/kernel_model.hpp"
+#include "sim/replay/fabric.hpp"
 #include "workloads/input_error.hpp"
 
 namespace fleetsim::replay {
@@ -180,6 +178,7 @@ void WhatIf::set(const std::string& kv) {
 std::map<std::string, std::string> WhatIf::describe() const {
   std::map<std::string, std::string> m;
   if (!gpu.empty()) m["gpu"] = gpu;
+  if (!scenario.empty()) m["scenario"] = scenario;
   if (nic_gbps > 0) m["network.nic_gbps"] = std::to_string(nic_gbps);
   if (intra_node_gbps > 0) m["network.intra_node_gbps"] = std::to_string(intra_node_gbps);
   if (launch_overhead_scale != 1) m["launch_overhead_scale"] = std::to_string(launch_overhead_scale);
@@ -213,18 +212,6 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
                            "' is not in the catalog; name it with --source-gpu TYPE to use --gpu");
     r.target_gpu = dst->name;
   }
-  // Collective re-timing by the analytic collective model when the network changes.
-  const bool net = w.nic_gbps > 0 || w.intra_node_gbps > 0;
-  GpuSpec fallback;
-  fallback.name = "A100";
-  fallback.nvlink_gbs = 600;
-  const GpuSpec& fab_gpu = src != nullptr ? *src : fallback;
-  const double traced_nic = 200;  // Gbit/s: assumed for the traced cluster (not in the trace)
-  const CommFabric old_fab = fabric_for(fab_gpu, traced_nic);
-  CommFabric new_fab = old_fab;
-  if (w.nic_gbps > 0) new_fab.inter_gbs = w.nic_gbps / 8;
-  if (w.intra_node_gbps > 0) new_fab.intra_gbs = w.intra_node_gbps / 8;
-
   // cpu_ops with input shapes per (trace, thread), by start: the innermost one around a kernel's
   // launch call gives the kernel's shape.
   std::vector<std::map<std::int64_t, std::vector<const KinetoEvent*>>> shaped_ops(g.traces.size());
@@ -265,24 +252,7 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
     if (node.kind == NodeKind::cpu) {
       f = w.launch_overhead_scale;
     } else if (node.kind == NodeKind::collective) {
-      if (net) {
-        const KinetoEvent& e = g.event(node);
-        const int ranks = e.group_size > 0 ? e.group_size : g.world_size;
-        const auto op = parse_collective(e.collective);
-        if (ranks > 1 && op && e.bytes > 0) {
-          CollectiveDesc d;
-          d.op = *op;
-          d.bytes = e.bytes;
-          d.ranks = ranks;
-          d.nodes = std::max(1, (ranks + 7) / 8);
-          const double a = predict_analytic(d, old_fab).seconds, b = predict_analytic(d, new_fab).seconds;
-          if (a > 0 && b > 0) f = b / a;
-        } else if (ranks > 1) {
-          // No message size in the trace: bandwidth ratio of the level the group spans.
-          f = ranks > 8 ? old_fab.inter_gbs / new_fab.inter_gbs : old_fab.intra_gbs / new_fab.intra_gbs;
-        }
-        ++r.by_collective_model;
-      }
+      f = 1;  // the transfer is simulated on the platform's network (sim/replay/fabric.hpp)
     } else if (dst != nullptr) {
       const KinetoEvent& e = g.event(node);
       const std::string l = lower(e.name.substr(0, std::min<std::size_t>(e.name.size(), 80)));
@@ -316,10 +286,6 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
         std::to_string(r.by_spec_ratio) +
         " GPU operations without shapes by the spec ratio (GEMM/attention: tensor or FP32 peak; "
         "others: memory bandwidth; host copies unchanged)");
-  if (net)
-    r.notes.push_back(
-        std::to_string(r.by_collective_model) +
-        " collectives re-timed by the analytic collective model (traced NIC assumed 200 Gbit/s)");
   return r;
 }
 
@@ -356,7 +322,7 @@ class Replayer {
  public:
   Replayer(const ExecGraph& g, const Retiming& r, const WhatIf& w) : g_(g), r_(r), w_(w) {}
 
-  void run(ReplayRun& out) {
+  void run(const ReplayCluster& cluster, ReplayRun& out) {
     const std::size_t n = boost::num_vertices(g_.g);
     times_.start.assign(n, 0);
     times_.end.assign(n, 0);
@@ -373,8 +339,10 @@ class Replayer {
         ++(g_.g[*ei].to_end ? end_pending_[v] : start_pending_[v]);
       if (start_pending_[v] == 0) push(std::max(0.0, g_.g[v].start), v, Kind::start);
     }
-    build_platform();
-    sg4::Actor::create("replay", controller_host_, [this] { loop(); });
+    fabric_ = std::make_unique<ReplayFabric>(g_, cluster, r_.factor);
+    for (std::size_t v = 0; v < n; ++v) end_pending_[v] += fabric_->waits(v) ? 1 : 0;  // its transfer
+    finished_.assign(n, 0);
+    sg4::Actor::create("replay", fabric_->controller(), [this] { loop(); });
     sg4::Engine::get_instance()->run();
     long unfinished = 0;
     for (std::size_t v = 0; v < n; ++v) unfinished += finished_[v] ? 0 : 1;
@@ -383,11 +351,13 @@ class Replayer {
                                " nodes never became ready (a dependency cycle in the execution graph)");
     out.times = std::move(times_);
     out.sim_seconds = sg4::Engine::get_clock();
-    out.executions = executions_;
+    out.executions = fabric_->ptasks();
+    out.notes = cluster.notes;
+    for (auto& note : fabric_->notes()) out.notes.push_back(std::move(note));
   }
 
  private:
-  enum class Kind { start, body, finish };
+  enum class Kind { start, body, finish, transfer };  // transfer: v = group index
   struct Timer {
     double t;
     std::size_t seq;
@@ -397,34 +367,6 @@ class Replayer {
   };
 
   void push(double t, std::size_t v, Kind k) { timers_.push({t, seq_++, v, k}); }
-
-  void build_platform() {
-    // Hosts from the trace: one GPU host per rank (catalog FP32 peak, one core per stream so that
-    // concurrent streams do not share it: their measured durations already include contention) and
-    // one CPU host per rank. Collectives are re-timed by the collective model, not as flows.
-    auto* zone = sg4::create_full_zone("replay");
-    const GpuSpec* target = w_.gpu.empty() ? nullptr : find_gpu(w_.gpu);
-    const GpuSpec* source = r_.source_gpu.empty() ? nullptr : find_gpu(r_.source_gpu);
-    const GpuSpec* spec = target != nullptr ? target : source;
-    const double speed = spec != nullptr && spec->fp32_tflops > 0 ? spec->fp32_tflops * 1e12 : 1e13;
-    int max_rank = 0;
-    for (int r : g_.ranks) max_rank = std::max(max_rank, r);
-    gpu_hosts_.assign(static_cast<std::size_t>(max_rank) + 1, nullptr);
-    std::vector<int> streams(gpu_hosts_.size(), 0);
-    for (const auto& l : g_.lanes)
-      if (l.gpu) ++streams[static_cast<std::size_t>(l.rank)];
-    for (int r : g_.ranks) {
-      const auto ri = static_cast<std::size_t>(r);
-      gpu_hosts_[ri] = zone->create_host("rank" + std::to_string(r) + "-gpu", speed)
-                           ->set_core_count(std::max(1, streams[ri]) + 1)
-                           ->seal();
-      sg4::Host* cpu = zone->create_host("rank" + std::to_string(r) + "-cpu", 5e10)->seal();
-      if (controller_host_ == nullptr) controller_host_ = cpu;
-    }
-    zone->seal();
-    speed_ = speed;
-    finished_.assign(boost::num_vertices(g_.g), 0);
-  }
 
   void loop() {
     for (;;) {
@@ -448,12 +390,12 @@ class Replayer {
       }
       if (idx >= 0) {
         const auto i = static_cast<std::size_t>(idx);
-        const std::size_t v = owner_[i];
+        const long k = owner_[i];
         inflight_[i] = inflight_.back();
         owner_[i] = owner_.back();
         inflight_.pop_back();
         owner_.pop_back();
-        body_done(v, sg4::Engine::get_clock());
+        transfer_done(k, sg4::Engine::get_clock());
       }
     }
   }
@@ -468,6 +410,9 @@ class Replayer {
         break;
       case Kind::finish:
         finish(t.v, t.t);
+        break;
+      case Kind::transfer:
+        transfer_done(static_cast<long>(t.v), t.t);
         break;
     }
   }
@@ -487,7 +432,8 @@ class Replayer {
       const double val = t + edge_lag(e, m);
       const Cause c{static_cast<long>(v), e.kind, e.from_start};
       if (e.to_end) {
-        if (val >= end_lb_[m]) {
+        // A collective waiting for its simulated transfer: the transfer's end replaces the lags.
+        if (val >= end_lb_[m] && !(e.kind == EdgeKind::collective && fabric_->waits(m))) {
           end_lb_[m] = val;
           times_.end_by[m] = c;
         }
@@ -506,18 +452,30 @@ class Replayer {
     times_.start[v] = t;
     notify(v, true, t);
     const Node& n = g_.g[v];
-    const double dur = n.body * r_.factor[v];
-    if (n.kind == NodeKind::cpu || dur <= 0) {
-      push(t + std::max(0.0, dur), v, Kind::body);
-      return;
+    const double dur = fabric_->waits(v) ? 0.0 : n.body * r_.factor[v];
+    push(t + std::max(0.0, dur), v, Kind::body);
+    const long k = fabric_->group_of(v);
+    if (k < 0) return;
+    const ReplayFabric::Arrival a = fabric_->arrive(k, v, t);
+    if (a.ptask != nullptr) {
+      inflight_.push_back(a.ptask);
+      owner_.push_back(k);
+    } else if (a.timed_end) {
+      push(*a.timed_end, static_cast<std::size_t>(k), Kind::transfer);
     }
-    sg4::ExecPtr ex = sg4::Exec::init();
-    ex->set_flops_amount(dur * speed_);
-    ex->set_host(gpu_hosts_[static_cast<std::size_t>(n.rank)]);
-    ex->start();
-    ++executions_;
-    inflight_.push_back(ex);
-    owner_.push_back(v);
+  }
+
+  void transfer_done(long k, double t) {
+    // The last rank to arrive started the transfer: the others waited for it (from its start),
+    // its own kernel ends by its transfer (its body).
+    const std::size_t last = fabric_->last_arrival(k);
+    for (const auto& [m, val] : fabric_->transfer_done(k, t)) {
+      if (val >= end_lb_[m]) {
+        end_lb_[m] = val;
+        times_.end_by[m] = m == last ? Cause{} : Cause{static_cast<long>(last), EdgeKind::collective, true};
+      }
+      if (--end_pending_[m] == 0 && body_done_[m]) push(std::max(end_lb_[m], t), m, Kind::finish);
+    }
   }
 
   void body_done(std::size_t v, double t) {
@@ -544,30 +502,28 @@ class Replayer {
   std::vector<char> body_done_, finished_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::size_t seq_ = 0;
-  std::vector<sg4::ExecPtr> inflight_;
-  std::vector<std::size_t> owner_;
-  std::vector<sg4::Host*> gpu_hosts_;
-  sg4::Host* controller_host_ = nullptr;
-  double speed_ = 1e13;
-  long executions_ = 0;
+  std::unique_ptr<ReplayFabric> fabric_;
+  std::vector<sg4::ExecPtr> inflight_;  ///< collective ptasks in flight
+  std::vector<long> owner_;             ///< their groups
 };
 
 }  // namespace
 
-ReplayRun simulate(const ExecGraph& g, const Retiming& r, const WhatIf& w) {
+ReplayRun simulate(const ExecGraph& g, const Retiming& r, const WhatIf& w, const ReplayCluster& c) {
   char arg0[] = "fleetsim";
   char arg1[] = "--log=root.thres:critical";
+  char arg3[] = "--cfg=host/model:ptask_L07";  // collectives are parallel tasks
 #if defined(__SANITIZE_ADDRESS__)
   char arg2[] = "--cfg=contexts/factory:thread";
 #else
   char arg2[] = "--cfg=contexts/factory:raw";
 #endif
-  int argc = 3;
-  char* argv[] = {arg0, arg1, arg2, nullptr};
+  int argc = 4;
+  char* argv[] = {arg0, arg1, arg2, arg3, nullptr};
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   ReplayRun out;
   Replayer rep(g, r, w);
-  rep.run(out);
+  rep.run(c, out);
   return out;
 }
 

@@ -2,10 +2,13 @@
 // Replay of an execution graph on SimGrid, with what-if knobs, and the per-step analysis.
 //
 // One controller actor drives the graph in simulated time (sleep_until for timed starts, as
-// sim/core does): GPU nodes run as SimGrid executions on their rank's GPU host (flops = seconds x
-// host speed, so a different GPU speed re-times them), CPU runtime calls as timed delays on the
-// rank's CPU host. A node starts when all its start constraints are met (dependency time + lag) and
-// ends when its body is done and its end constraints are met. One engine per process.
+// sim/core does) on the modelled platform (sim/replay/fabric.hpp: GPU hosts, NVLink, NICs, fabric
+// built by fleetsim::build_platform). Kernels, memcpy/memset and CPU runtime calls are timed delays
+// of their (re-timed) durations: streams of one GPU do not share it, as their measured durations
+// already include any contention. Collectives move their data as SimGrid parallel tasks over their
+// process group's GPU hosts (ring), so a what-if network and concurrent collectives re-time them
+// through SimGrid's flows. A node starts when all its start constraints are met (dependency time +
+// lag) and ends when its body is done and its end constraints are met. One engine per process.
 #include <array>
 #include <map>
 #include <string>
@@ -16,13 +19,17 @@
 namespace fleetsim {
 struct GpuSpec;
 }
+namespace fleetsim::replay {
+struct ReplayCluster;
+}
 
 namespace fleetsim::replay {
 
 struct WhatIf {
-  std::string gpu;             ///< --gpu TYPE ("" = as traced)
-  std::string source_gpu;      ///< the traced GPU when the trace's device name is not in the catalog
-  double nic_gbps = 0;         ///< network.nic_gbps (0 = as traced)
+  std::string gpu;         ///< --gpu TYPE ("" = as traced)
+  std::string source_gpu;  ///< the traced GPU when the trace's device name is not in the catalog
+  std::string scenario;    ///< --scenario FILE: its [cluster] is the platform ("" = implied by the traces)
+  double nic_gbps = 0;     ///< network.nic_gbps (0 = as traced)
   double intra_node_gbps = 0;  ///< network.intra_node_gbps (0 = as traced)
   std::array<double, kKernelClasses> speedup{1, 1, 1, 1, 1, 1, 1, 1};  ///< duration / speedup; inf = removed
   double launch_overhead_scale = 1;  ///< scales CPU call durations and the gaps between them
@@ -37,7 +44,7 @@ struct WhatIf {
 struct Retiming {
   std::vector<double> factor;  ///< per vertex
   std::string source_gpu, target_gpu;
-  long by_spec_ratio = 0, by_kernel_model = 0, by_collective_model = 0;
+  long by_spec_ratio = 0, by_kernel_model = 0;
   std::vector<std::string> notes;
 };
 Retiming retime(const ExecGraph& g, const WhatIf& w);
@@ -60,10 +67,12 @@ Times measured_times(const ExecGraph& g);
 struct ReplayRun {
   Times times;
   double sim_seconds = 0;  ///< simulated horizon
-  long executions = 0;     ///< SimGrid executions started
+  long executions = 0;     ///< SimGrid activities started (collective ptasks)
+  std::vector<std::string> notes;
 };
-/// Replay on SimGrid (creates the engine: once per process). Throws std::runtime_error on a cycle.
-ReplayRun simulate(const ExecGraph& g, const Retiming& r, const WhatIf& w);
+/// Replay on SimGrid on the platform `c` (creates the engine: once per process). Throws
+/// std::runtime_error on a cycle.
+ReplayRun simulate(const ExecGraph& g, const Retiming& r, const WhatIf& w, const ReplayCluster& c);
 
 struct Breakdown {
   double span = 0;           ///< step time, s

@@ -75,6 +75,22 @@ void write_replay_json(const ReplayReport& r, const std::string& path) {
   j["ranks_present"] = g.ranks.size();
   j["source_gpu"] = r.retiming->source_gpu;
   j["what_if"] = r.what_if->describe();
+  if (r.cluster != nullptr) {
+    auto net = [](const ClusterSpec& c) {
+      return nlohmann::json{{"nic_gbps", c.network.nic_gbps},
+                            {"intra_node_gbps", c.network.intra_node_gbps},
+                            {"intra_node", to_string(c.network.intra_node)},
+                            {"topology", to_string(c.network.topology)}};
+    };
+    const ClusterSpec& c = r.cluster->cluster;
+    j["platform"] = {{"source", r.cluster->source},
+                     {"nodes", c.nodes.size()},
+                     {"gpus", c.total_gpus()},
+                     {"gpu", c.pools.empty() ? std::string() : c.pools.front().gpu},
+                     {"ranks_placed", r.cluster->ranks},
+                     {"network", net(c)},
+                     {"traced_network", net(r.cluster->traced)}};
+  }
   j["baseline"] = r.what_if->baseline();
   j["graph"] = {{"nodes", boost::num_vertices(g.g)},
                 {"edges", boost::num_edges(g.g)},
@@ -101,7 +117,7 @@ void write_replay_json(const ReplayReport& r, const std::string& path) {
   j["total"] = {{"measured_s", sum_m}, {"predicted_s", sum_p}, {"speedup", sum_p > 0 ? sum_m / sum_p : 0.0}};
   j["notes"] = r.notes;
   j["timing_s"] = {{"parse", r.parse_s}, {"build", r.build_s}, {"simulate", r.simulate_s}};
-  j["simgrid_executions"] = r.executions;
+  j["simgrid_ptasks"] = r.executions;
   write_text(path, j.dump(2) + "\n");
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/replay/fabric.hpp"
 #include "sim/replay/replay.hpp"
 
 namespace fleetsim::replay {
@@ -14,10 +15,11 @@ struct ReplayReport {
   const Retiming* retiming = nullptr;
   const Times* measured = nullptr;
   const Times* predicted = nullptr;
+  const ReplayCluster* cluster = nullptr;  ///< the modelled platform (optional)
   std::vector<StepResult> steps;
   std::vector<std::string> notes;
   double parse_s = 0, build_s = 0, simulate_s = 0;
-  long executions = 0;
+  long executions = 0;  ///< SimGrid activities (collective ptasks)
 };
 
 void write_replay_json(const ReplayReport& r, const std::string& path);

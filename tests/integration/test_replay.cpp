@@ -123,6 +123,13 @@ std::string rank_trace(int rank, double coll_launch, double coll_start, double c
   return t.dump();
 }
 
+// A two-rank all-reduce: rank 0 arrives at 100, rank 1 at 400, transfer 50 µs.
+std::string two_ranks(const fs::path& dir) {
+  write_file(dir / "r0.json", rank_trace(0, 100, 110, 340));
+  write_file(dir / "r1.json", rank_trace(1, 400, 400, 50));
+  return (dir / "r0.json").string() + " " + (dir / "r1.json").string();
+}
+
 }  // namespace
 
 TEST_CASE("replay: the baseline reproduces a hand-made trace exactly") {
@@ -211,9 +218,7 @@ TEST_CASE("replay: launch gaps from CPU latency") {
 TEST_CASE("replay: a collective cannot finish before the slowest rank arrives") {
   const auto dir = temp_dir("xrank");
   // rank 0 arrives at 100 and waits; rank 1 arrives at 400; the transfer takes 50 µs.
-  write_file(dir / "r0.json", rank_trace(0, 100, 110, 340));
-  write_file(dir / "r1.json", rank_trace(1, 400, 400, 50));
-  const std::string both = (dir / "r0.json").string() + " " + (dir / "r1.json").string();
+  const std::string both = two_ranks(dir);
   const auto base = replay(both);
   REQUIRE_MESSAGE(base.code == 0, base.output);
   CHECK(base.report["graph"]["collectives_joined_across_ranks"] == 2);
@@ -228,6 +233,83 @@ TEST_CASE("replay: a collective cannot finish before the slowest rank arrives") 
   CHECK(c0.second >= c1.first);
   CHECK(c0.second == doctest::Approx(c1.second));
   CHECK(step(slow.report, 0) > step(base.report, 0));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("replay: a collective's transfer runs on the platform's network") {
+  const auto dir = temp_dir("fabric");
+  const std::string both = two_ranks(dir);
+  // Default platform (the traces: world size 2 -> one node of 2 A100-80GB, NVLink 300 GB/s per
+  // direction): the replayed collective takes its measured time.
+  const auto base = replay(both);
+  REQUIRE_MESSAGE(base.code == 0, base.output);
+  CHECK(base.report["platform"]["nodes"] == 1);
+  CHECK(base.report["platform"]["gpus"] == 2);
+  CHECK(base.report["simgrid_ptasks"] == 1);
+  CHECK(span_of(base.timeline, "_r1").first == doctest::Approx(400));
+  CHECK(span_of(base.timeline, "_r1").second == doctest::Approx(450));
+  CHECK(span_of(base.timeline, "_r0").second == doctest::Approx(450));
+  // Inside one node the NIC is not used; half the NVLink bandwidth: the ring 0 -> 1 -> 0 crosses
+  // two GPU links per flow (latency 2 x 0.25 µs); bytes were calibrated to 50 µs, so the transfer
+  // takes 0.5 + 2 x 49.5 = 99.5 µs.
+  const auto nic = replay(both + " --set network.nic_gbps=50");
+  REQUIRE(nic.code == 0);
+  CHECK(span_of(nic.timeline, "_r1").second == doctest::Approx(450));
+  const auto nvlink = replay(both + " --set network.intra_node_gbps=1200");
+  REQUIRE(nvlink.code == 0);
+  CHECK(span_of(nvlink.timeline, "_r1").second == doctest::Approx(499.5));
+  CHECK(span_of(nvlink.timeline, "_r0").second == doctest::Approx(499.5));
+
+  // Two nodes of one GPU each (scenario): flows cross GPU link, NIC, NIC, GPU link (latency
+  // 0.25 + 1 + 1 + 0.25 = 2.5 µs); the 100 Gbit/s NIC is the bottleneck. As traced: 50 µs.
+  write_file(dir / "two-nodes.toml", R"(
+[cluster]
+[[cluster.pool]]
+name = "n"
+nodes = 2
+gpus_per_node = 1
+gpu = "A100-80GB"
+[cluster.network]
+nic_gbps = 100
+)");
+  const std::string scen = both + " --scenario " + (dir / "two-nodes.toml").string();
+  const auto two = replay(scen);
+  REQUIRE_MESSAGE(two.code == 0, two.output);
+  CHECK(two.report["platform"]["nodes"] == 2);
+  CHECK(span_of(two.timeline, "_r1").second == doctest::Approx(450));
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(step(two.report, i) == doctest::Approx(step(two.report, i, "measured_s")).epsilon(1e-9));
+  // Half the NIC: SimGrid's flows take 2.5 + 2 x 47.5 = 97.5 µs.
+  const auto half = replay(scen + " --set network.nic_gbps=50");
+  REQUIRE(half.code == 0);
+  CHECK(span_of(half.timeline, "_r1").second == doctest::Approx(497.5));
+  CHECK(span_of(half.timeline, "_r0").second == doctest::Approx(497.5));
+  // Twice the NIC: the GPU links (300 GB/s) are far from binding: 2.5 + 47.5 / 2 = 26.25 µs.
+  const auto twice = replay(scen + " --set network.nic_gbps=200");
+  REQUIRE(twice.code == 0);
+  CHECK(span_of(twice.timeline, "_r1").second == doctest::Approx(426.25));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("replay: --scenario errors name the file and key, exit 2, write nothing") {
+  const auto dir = temp_dir("scen");
+  const std::string both = two_ranks(dir);
+  write_file(dir / "bad.toml", "[cluster]\n[[cluster.pool]]\nnodes = 2\n[cluster.network]\nnic_gbs = 100\n");
+  auto r = run_fleetsim("replay " + both + " --scenario " + (dir / "bad.toml").string() + " --out " +
+                        (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.output.find("bad.toml") != std::string::npos);
+  CHECK(r.output.find("cluster.network.nic_gbs") != std::string::npos);
+  CHECK(r.output.find("nic_gbps") != std::string::npos);  // the suggestion
+  CHECK_FALSE(fs::exists(dir / "o"));
+  // Fewer GPUs than the world size.
+  write_file(dir / "small.toml", "[cluster]\n[[cluster.pool]]\nnodes = 1\ngpus_per_node = 1\n");
+  r = run_fleetsim("replay " + both + " --scenario " + (dir / "small.toml").string() + " --out " +
+                   (dir / "o").string());
+  CHECK(r.code == 2);
+  CHECK(r.output.find("small.toml") != std::string::npos);
+  CHECK(r.output.find("world size is 2") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "o"));
   fs::remove_all(dir);
 }
 
@@ -295,6 +377,20 @@ TEST_CASE("replay: what-if sanity on shared traces") {
     CHECK(step(nocomm.report, i, "predicted_end_s") <= step(base.report, i, "predicted_end_s") + 1e-9);
     CHECK(nocomm.report["steps"][i]["predicted"]["communication_s"].get<double>() == doctest::Approx(0));
   }
+  // World size 16: two nodes of 8 GPUs; the collectives' rings cross the NICs, so a slower NIC
+  // never makes a step end earlier and a faster one never later.
+  CHECK(base.report["platform"]["nodes"] == 2);
+  CHECK(base.report["simgrid_ptasks"].get<long>() > 0);
+  const auto slow_nic = replay(job + " --set network.nic_gbps=50");
+  const auto fast_nic = replay(job + " --set network.nic_gbps=400");
+  REQUIRE(slow_nic.code == 0);
+  REQUIRE(fast_nic.code == 0);
+  for (std::size_t i = 0; i < base.report["steps"].size(); ++i) {
+    CHECK(step(slow_nic.report, i, "predicted_end_s") >= step(base.report, i, "predicted_end_s") - 1e-9);
+    CHECK(step(fast_nic.report, i, "predicted_end_s") <= step(base.report, i, "predicted_end_s") + 1e-9);
+  }
+  CHECK(slow_nic.report["total"]["predicted_s"].get<double>() >
+        base.report["total"]["predicted_s"].get<double>());
   // Doubling the NIC does not change a single-GPU trace.
   const std::string single =
       kShared + "critical_path_simple_add_benchmark_result_493459_1694039959_trace.json.gz";

@@ -1,0 +1,78 @@
+#include "sim/platform/ring.hpp"
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace fleetsim {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string base_name(const std::string& name) {
+  for (const char* side : {"_UP", "_DOWN"})
+    if (ends_with(name, side)) return name.substr(0, name.size() - std::string(side).size());
+  return name;
+}
+
+}  // namespace
+
+RingRoutes ring_routes(const std::vector<simgrid::s4u::Host*>& ring) {
+  RingRoutes r;
+  const std::size_t n = ring.size();
+  if (n < 2) return r;
+  std::unordered_map<simgrid::s4u::Link*, std::size_t> at;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<simgrid::s4u::Link*> route;
+    double latency = 0;
+    ring[i]->route_to(ring[(i + 1) % n], route, &latency);
+    r.latency = std::max(r.latency, latency);
+    // A route is a set of links (SimGrid 3.32 may list them out of order, never twice).
+    for (auto* l : route) {
+      auto [it, inserted] = at.try_emplace(l, r.links.size());
+      if (inserted) r.links.emplace_back(l, 0);
+      r.links[it->second].second += 1;
+    }
+  }
+  for (const auto& [l, count] : r.links) {
+    const bool fatpipe = l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE;
+    r.s_per_byte = std::max(r.s_per_byte, (fatpipe ? 1.0 : count) / l->get_bandwidth());
+  }
+  return r;
+}
+
+double ring_bytes_for(const RingRoutes& routes, double seconds) {
+  if (!(seconds > routes.latency) || !(routes.s_per_byte > 0)) return 0;
+  return (seconds - routes.latency) / routes.s_per_byte;
+}
+
+simgrid::s4u::ExecPtr start_ring_ptask(const std::vector<simgrid::s4u::Host*>& ring, double bytes) {
+  const std::size_t n = ring.size();
+  std::vector<double> matrix(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) matrix[i * n + (i + 1) % n] = bytes;
+  simgrid::s4u::ExecPtr exec = simgrid::s4u::Exec::init()
+                                   ->set_hosts(ring)
+                                   ->set_flops_amounts(std::vector<double>(n, 0.0))
+                                   ->set_bytes_amounts(matrix);
+  exec->start();
+  return exec;
+}
+
+std::string link_tier(const std::string& link_name) {
+  const std::string n = base_name(link_name);
+  if (n.find("-nic") != std::string::npos) return "nic";
+  if (ends_with(n, "-pcie-uplink") || ends_with(n, "-nvswitch") || ends_with(n, "-pcie-switch") ||
+      ends_with(n, "-pcie"))
+    return "intra";
+  if (ends_with(n, "-uplink")) return "leaf-uplink";
+  if (ends_with(n, "-cpu")) return "cpu";
+  if (n.find("-gpu") != std::string::npos) return "gpu";
+  return "spine";
+}
+
+}  // namespace fleetsim
