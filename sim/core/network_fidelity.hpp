@@ -19,20 +19,13 @@
 // sharer appears has its chunk cut to that length. Events per job are thus bounded by
 // chunks_shared + 2 per sharing episode. tests/unit/test_network_fidelity.cpp measures the chunked
 // result against iteration-by-iteration chunks on contended platforms; the note reports Philly.
-#include <simgrid/s4u/Exec.hpp>
-
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/metrics/network_report.hpp"
-#include "sim/platform/ring.hpp"  // link_tier, ring_routes
-
-namespace simgrid::s4u {
-class Host;
-class Link;
-}  // namespace simgrid::s4u
+#include "sim/platform/ring.hpp"  // link_tier, ring_routes, simgrid::s4u::ExecPtr / Host / Link
 
 namespace fleetsim {
 

@@ -87,10 +87,21 @@ void BM_synthetic(benchmark::State& state) {
   state.counters["jobs"] = static_cast<double>(jobs);
 }
 
+/// Issue 6: 10,000 jobs on 1,024 GPUs; arg 0 = delay fidelity, 1 = network fidelity.
+void BM_network_1k(benchmark::State& state) {
+  const bool network = state.range(0) != 0;
+  run_scenario(state, std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/network-1k.toml",
+               {std::string("execution.fidelity=") + (network ? "network" : "delay")});
+  state.SetLabel(network ? "network" : "delay");
+}
+
 }  // namespace
 
 BENCHMARK(BM_openb_default)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_synthetic)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_synthetic)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+
+BENCHMARK(BM_network_1k)->Arg(0)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_network_1k)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK_MAIN();
