@@ -27,5 +27,6 @@ echo "== AddressSanitizer + UBSan tests"
 echo "== plot script"
 /usr/bin/python3 scripts/plot.py --self-test
 /usr/bin/python3 scripts/plot_calibration.py --self-test
+/usr/bin/python3 scripts/calibrate/compare_sweeps.py --self-test
 
 echo "test.sh: all tests passed"
