@@ -2,7 +2,10 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <optional>
+#include <ostream>
 #include <set>
 
 #include "workloads/input_error.hpp"
@@ -73,12 +76,14 @@ class ProfileParser {
   }
 
   TrainingProfile profile(const toml::table& t) {
-    static const std::set<std::string> kKeys = {"name",    "match",           "kernels", "grad_mb",
-                                                "overlap", "backward_factor", "other_ms"};
+    static const std::set<std::string> kKeys = {"name",    "match",   "kernels",  "backward_kernels",
+                                                "grad_mb", "overlap", "other_ms", "backward_factor",
+                                                "gpu"};
     for (const auto& [k, v] : t)
       if (kKeys.count(std::string(k.str())) == 0)
         fail(v, "profile." + std::string(k.str()),
-             "unknown key; valid: name, match, kernels, grad_mb, overlap, backward_factor, other_ms");
+             "unknown key; valid: name, match, kernels, backward_kernels, grad_mb, overlap, "
+             "backward_factor, other_ms, gpu");
     TrainingProfile p;
     p.file = file_;
     p.line = line_of(t);
@@ -99,32 +104,79 @@ class ProfileParser {
     p.overlap = number(t, "overlap", path, 0, 0, 1);
     p.backward_factor = number(t, "backward_factor", path, 2, 0, 100);
     p.other_s = number(t, "other_ms", path, 0, 0, 1e9) / 1e3;
-    const toml::node* kn = t.get("kernels");
-    const toml::array* ka = kn == nullptr ? nullptr : kn->as_array();
-    if (ka == nullptr || ka->empty())
-      throw InputError(file_, p.line, path + ".kernels", "missing: a profile lists its forward kernels");
-    for (const auto& k : *ka) {
-      const toml::table* kt = k.as_table();
-      if (kt == nullptr) fail(k, path + ".kernels", "expected inline tables {op = ..., ...}");
-      p.kernels.push_back(kernel(*kt, path + ".kernels"));
+    if (const toml::node* g = t.get("gpu")) {
+      const auto type = g->value<std::string>();
+      if (!type) fail(*g, path + ".gpu", "expected a GPU type name");
+      p.gpu = &gpu_spec(*type, file_, line_of(*g), path + ".gpu");
     }
+    p.kernels = kernel_list(t, "kernels", path);
+    p.backward_kernels = kernel_list(t, "backward_kernels", path);
+    if (p.kernels.empty() && p.backward_kernels.empty())
+      throw InputError(file_, p.line, path + ".kernels", "missing: a profile lists its forward kernels");
+    if (t.get("backward_kernels") != nullptr) {
+      if (const toml::node* f = t.get("backward_factor"))
+        fail(*f, path + ".backward_factor", "give backward_kernels or backward_factor, not both");
+      p.backward_factor = 0;
+    }
+    for (const auto* list : {&p.kernels, &p.backward_kernels})
+      for (const auto& k : *list)
+        if (k.ms > 0 && p.gpu == nullptr)
+          throw InputError(file_, k.line, path + ".gpu",
+                           "kernels with ms need the GPU they were measured on");
     return p;
   }
 
+  std::vector<ProfileKernel> kernel_list(const toml::table& t, const char* key,
+                                         const std::string& path) const {
+    std::vector<ProfileKernel> out;
+    const toml::node* kn = t.get(key);
+    if (kn == nullptr) return out;
+    const toml::array* ka = kn->as_array();
+    if (ka == nullptr) fail(*kn, path + "." + key, "expected an array of inline tables");
+    for (const auto& k : *ka) {
+      const toml::table* kt = k.as_table();
+      if (kt == nullptr) fail(k, path + "." + key, "expected inline tables {op = ..., ...}");
+      out.push_back(kernel(*kt, path + "." + key));
+    }
+    return out;
+  }
+
   ProfileKernel kernel(const toml::table& t, const std::string& path) const {
-    static const std::set<std::string> kKeys = {"op", "dtype", "b", "m", "n", "k", "h", "count"};
+    static const std::set<std::string> kKeys = {"op", "dtype", "b",  "m",     "n",   "k",
+                                                "h",  "count", "ms", "scale", "name"};
     for (const auto& [k, v] : t)
       if (kKeys.count(std::string(k.str())) == 0)
-        fail(v, path + "." + std::string(k.str()), "unknown key; valid: op, dtype, b, m, n, k, h, count");
+        fail(v, path + "." + std::string(k.str()),
+             "unknown key; valid: op, dtype, b, m, n, k, h, count, ms, scale, name");
     ProfileKernel pk;
     pk.line = line_of(t);
     const auto op = t["op"].value<std::string>();
     if (!op) throw InputError(file_, pk.line, path + ".op", "missing");
-    if (!known_kernel_op(*op))
+    if (*op != "kernel" && !known_kernel_op(*op))
       throw InputError(file_, pk.line, path + ".op",
                        "unknown kernel op '" + *op +
                            "'; valid: linear, bmm, add, addu, div, divu, gelu, mul, mulu, pow, powu, "
-                           "relu, tanh, ln, softmax");
+                           "relu, tanh, ln, softmax, kernel (measured, no shape)");
+    pk.ms = number(t, "ms", path, 0, 0, 1e9);
+    if (auto nm = t["name"].value<std::string>()) pk.name = *nm;
+    if (const toml::node* sc = t.get("scale")) {
+      const auto v = sc->value<std::string>();
+      static const std::map<std::string, KernelScale> kScales = {{"memory", KernelScale::memory},
+                                                                 {"fp32", KernelScale::fp32},
+                                                                 {"tensor", KernelScale::tensor},
+                                                                 {"fixed", KernelScale::fixed}};
+      auto it = v ? kScales.find(*v) : kScales.end();
+      if (it == kScales.end()) fail(*sc, path + ".scale", "expected one of memory, fp32, tensor, fixed");
+      if (*op != "kernel") fail(*sc, path + ".scale", "only op = \"kernel\" entries (no shape) take a scale");
+      pk.scale = it->second;
+    }
+    if (*op == "kernel") {
+      if (pk.ms <= 0 || pk.scale == KernelScale::model)
+        throw InputError(file_, pk.line, path, "an op = \"kernel\" entry needs ms and scale");
+      pk.kernel.op = *op;
+      pk.count = number(t, "count", path, 1, 0, 1e9);
+      return pk;
+    }
     KernelDesc& d = pk.kernel;
     d.op = *op;
     if (auto dt = t["dtype"].value<std::string>())
@@ -147,7 +199,125 @@ PredictionLabel worse(PredictionLabel a, PredictionLabel b) {
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }
 
+double ratio(double src, double dst) {
+  return src > 0 && dst > 0 ? src / dst : 1.0;
+}
+
+/// Seconds one invocation of `k` takes on `gpu`; widens `label`.
+double kernel_seconds(const ProfileKernel& k, const TrainingProfile& p, const GpuSpec& gpu,
+                      const KernelModel& kernels, PredictionLabel& label) {
+  if (k.ms <= 0 || p.gpu == nullptr) {
+    const KernelPrediction pred = kernels.predict(k.kernel, gpu);
+    label = worse(label, pred.label);
+    return pred.seconds;
+  }
+  const double measured = k.ms / 1e3;
+  if (&gpu == p.gpu || gpu.name == p.gpu->name) return measured;
+  if (k.scale != KernelScale::model) {
+    label = worse(label, PredictionLabel::extrapolated);
+    return measured * spec_ratio(k.scale, *p.gpu, gpu);
+  }
+  const KernelPrediction on_gpu = kernels.predict(k.kernel, gpu);
+  const KernelPrediction traced = kernels.predict(k.kernel, *p.gpu);
+  label = worse(label, on_gpu.label);
+  return traced.seconds > 0 ? measured * on_gpu.seconds / traced.seconds : measured;
+}
+
+std::string toml_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);  // "1e-05", "0.25", "3": all valid TOML numbers
+  return buf;
+}
+
+void write_kernels(std::ostream& out, const char* key, const std::vector<ProfileKernel>& list) {
+  out << key << " = [\n";
+  for (const auto& k : list) {
+    const KernelDesc& d = k.kernel;
+    out << "  { op = " << toml_string(d.op);
+    if (d.op == "kernel") {
+      out << ", scale = " << toml_string(to_string(k.scale));
+    } else {
+      if (d.dtype != DType::fp32) out << ", dtype = " << toml_string(to_string(d.dtype));
+      if (d.b != 1) out << ", b = " << d.b;
+      if (d.is_gemm()) {
+        out << ", m = " << d.m << ", n = " << d.n << ", k = " << d.k;
+      } else {
+        out << ", h = " << d.h;
+      }
+    }
+    out << ", count = " << num(k.count);
+    if (k.ms > 0) out << ", ms = " << num(k.ms);
+    if (!k.name.empty()) out << ", name = " << toml_string(k.name);
+    out << " },\n";
+  }
+  out << "]\n";
+}
+
 }  // namespace
+
+std::string_view to_string(KernelScale s) {
+  switch (s) {
+    case KernelScale::model:
+      return "model";
+    case KernelScale::memory:
+      return "memory";
+    case KernelScale::fp32:
+      return "fp32";
+    case KernelScale::tensor:
+      return "tensor";
+    case KernelScale::fixed:
+      return "fixed";
+  }
+  return "model";
+}
+
+double spec_ratio(KernelScale s, const GpuSpec& src, const GpuSpec& dst) {
+  switch (s) {
+    case KernelScale::memory:
+      return ratio(src.memory_bw_gbs, dst.memory_bw_gbs);
+    case KernelScale::fp32:
+      return ratio(src.fp32_tflops, dst.fp32_tflops);
+    case KernelScale::tensor:
+      return src.fp16_tflops > 0 && dst.fp16_tflops > 0 ? ratio(src.fp16_tflops, dst.fp16_tflops)
+                                                        : ratio(src.fp32_tflops, dst.fp32_tflops);
+    case KernelScale::model:
+    case KernelScale::fixed:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+void write_profile(std::ostream& out, const TrainingProfile& p) {
+  out << "[[profile]]\nname = " << toml_string(p.name) << "\n";
+  if (!p.match.empty()) {
+    out << "match = [";
+    for (std::size_t i = 0; i < p.match.size(); ++i) out << (i > 0 ? ", " : "") << toml_string(p.match[i]);
+    out << "]\n";
+  }
+  if (p.gpu != nullptr) out << "gpu = " << toml_string(p.gpu->name) << "\n";
+  out << "grad_mb = " << num(p.grad_bytes / 1e6) << "\noverlap = " << num(p.overlap)
+      << "\nother_ms = " << num(p.other_s * 1e3) << "\n";
+  if (p.backward_kernels.empty()) out << "backward_factor = " << num(p.backward_factor) << "\n";
+  write_kernels(out, "kernels", p.kernels);
+  if (!p.backward_kernels.empty()) write_kernels(out, "backward_kernels", p.backward_kernels);
+}
 
 const TrainingProfile* ProfileLibrary::find(std::string_view model) const {
   const std::string m = lower(model);
@@ -167,12 +337,10 @@ IterationTime iteration_time(const TrainingProfile& p, const GpuSpec& gpu, int g
                              const KernelModel& kernels, const CollectiveModel& collectives,
                              const CommFabric& fabric) {
   IterationTime it;
-  for (const auto& k : p.kernels) {
-    const KernelPrediction pred = kernels.predict(k.kernel, gpu);
-    it.forward_s += k.count * pred.seconds;
-    it.label = worse(it.label, pred.label);
-  }
+  for (const auto& k : p.kernels) it.forward_s += k.count * kernel_seconds(k, p, gpu, kernels, it.label);
   it.backward_s = p.backward_factor * it.forward_s;
+  for (const auto& k : p.backward_kernels)
+    it.backward_s += k.count * kernel_seconds(k, p, gpu, kernels, it.label);
   if (gpus > 1 && p.grad_bytes > 0) {
     CollectiveDesc c;
     c.op = Collective::all_reduce;

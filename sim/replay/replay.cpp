@@ -19,6 +19,7 @@
 #include "models/gpu_catalog.hpp"
 #include "models/kernel_model.hpp"
 #include "sim/replay/fabric.hpp"
+#include "sim/replay/op_index.hpp"
 #include "workloads/input_error.hpp"
 
 namespace fleetsim::replay {
@@ -43,95 +44,6 @@ double parse_number(const std::string& key, const std::string& value) {
   } catch (...) {
     throw InputError("--set", 0, key, "expected a positive number (or inf), got '" + value + "'");
   }
-}
-
-/// The catalog entry for a device name from a trace ("NVIDIA A100-SXM4-80GB", "NVIDIA A100-PG509-200").
-const GpuSpec* resolve_gpu(const std::string& device) {
-  if (device.empty()) return nullptr;
-  if (const GpuSpec* g = find_gpu(device)) return g;
-  std::string d = device;
-  if (d.rfind("NVIDIA ", 0) == 0) d = d.substr(7);
-  if (const GpuSpec* g = find_gpu(d)) return g;
-  const std::string l = lower(d);
-  const GpuSpec* best = nullptr;
-  std::size_t best_len = 0;
-  for (const auto& g : gpu_catalog()) {
-    std::vector<std::string> names = g.aliases;
-    names.push_back(g.name);
-    for (const auto& n : names) {
-      const std::string ln = lower(n);
-      if (ln.size() >= 3 && ln.size() > best_len && l.find(ln) != std::string::npos) {
-        best = &g;
-        best_len = ln.size();
-      }
-    }
-  }
-  return best;
-}
-
-double ratio(double src, double dst) {
-  return src > 0 && dst > 0 ? src / dst : 1.0;
-}
-
-// "[[64,128],[128,32],[]]" -> {{64,128},{128,32},{}}.
-std::vector<std::vector<long>> parse_dims(std::string_view text) {
-  std::vector<std::vector<long>> out;
-  int depth = 0;
-  long cur = -1;
-  for (char c : text) {
-    if (c == '[') {
-      if (++depth == 2) out.emplace_back();
-    } else if (c == ']' || c == ',') {
-      if (cur >= 0 && depth == 2) out.back().push_back(cur);
-      cur = -1;
-      if (c == ']') --depth;
-    } else if (c >= '0' && c <= '9') {
-      cur = (cur < 0 ? 0 : cur * 10) + (c - '0');
-    }
-  }
-  return out;
-}
-
-// A GEMM's shape from the launching aten op's input dims (mm, addmm, bmm, matmul, linear).
-std::optional<KernelDesc> gemm_desc(const KinetoEvent& op) {
-  const auto d = parse_dims(op.input_dims);
-  KernelDesc k;
-  k.op = "linear";
-  const std::string types = lower(op.input_types);
-  k.dtype = types.find("half") != std::string::npos       ? DType::fp16
-            : types.find("bfloat16") != std::string::npos ? DType::bf16
-                                                          : DType::fp32;
-  auto two = [&](const std::vector<long>& a, const std::vector<long>& b) {
-    if (a.size() == 2 && b.size() == 2 && a[1] == b[0]) {
-      k.m = a[0];
-      k.k = a[1];
-      k.n = b[1];
-      return true;
-    }
-    if (a.size() == 3 && b.size() == 3 && a[0] == b[0] && a[2] == b[1]) {
-      k.op = "bmm";
-      k.b = a[0];
-      k.m = a[1];
-      k.k = a[2];
-      k.n = b[2];
-      return true;
-    }
-    return false;
-  };
-  if ((op.name == "aten::mm" || op.name == "aten::bmm" || op.name == "aten::matmul") && d.size() >= 2 &&
-      two(d[0], d[1]))
-    return k;
-  if ((op.name == "aten::addmm" || op.name == "aten::baddbmm") && d.size() >= 3 && two(d[1], d[2])) return k;
-  if (op.name == "aten::linear" && d.size() >= 2 && d[0].size() >= 2 && d[1].size() == 2 &&
-      d[0].back() == d[1][1]) {
-    long rows = 1;
-    for (std::size_t i = 0; i + 1 < d[0].size(); ++i) rows *= d[0][i];
-    k.m = rows;
-    k.k = d[1][1];
-    k.n = d[1][0];
-    return k;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -212,40 +124,8 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
                            "' is not in the catalog; name it with --source-gpu TYPE to use --gpu");
     r.target_gpu = dst->name;
   }
-  // cpu_ops with input shapes per (trace, thread), by start: the innermost one around a kernel's
-  // launch call gives the kernel's shape.
-  std::vector<std::map<std::int64_t, std::vector<const KinetoEvent*>>> shaped_ops(g.traces.size());
-  if (dst != nullptr) {
-    for (std::size_t ti = 0; ti < g.traces.size(); ++ti) {
-      for (const auto& e : g.traces[ti]->events)
-        if (e.cat == KinetoCat::cpu_op && !e.input_dims.empty()) shaped_ops[ti][e.tid].push_back(&e);
-      for (auto& [tid, ops] : shaped_ops[ti])
-        std::sort(ops.begin(), ops.end(),
-                  [](const KinetoEvent* a, const KinetoEvent* b) { return a->ts < b->ts; });
-    }
-  }
-  auto shape_of = [&](std::size_t v) -> std::optional<KernelDesc> {
-    Dag::in_edge_iterator ei, ee;
-    for (boost::tie(ei, ee) = boost::in_edges(v, g.g); ei != ee; ++ei) {
-      if (g.g[*ei].kind != EdgeKind::launch) continue;
-      const Node& launch = g.g[boost::source(*ei, g.g)];
-      const KinetoEvent& call = g.event(launch);
-      const auto& per_tid = shaped_ops[static_cast<std::size_t>(launch.trace)];
-      auto it = per_tid.find(call.tid);
-      if (it == per_tid.end()) return std::nullopt;
-      const auto& ops = it->second;
-      auto pos = std::upper_bound(ops.begin(), ops.end(), call.ts,
-                                  [](double t, const KinetoEvent* o) { return t < o->ts; });
-      for (int scanned = 0; pos != ops.begin() && scanned < 64; ++scanned) {
-        --pos;
-        const KinetoEvent& op = **pos;
-        if (op.ts + op.dur < call.ts + call.dur) continue;
-        if (auto d = gemm_desc(op)) return d;
-      }
-      return std::nullopt;
-    }
-    return std::nullopt;
-  };
+  std::optional<OpIndex> ops;  // only a --gpu what-if needs the shapes
+  if (dst != nullptr) ops.emplace(g);
   for (std::size_t v = 0; v < n; ++v) {
     const Node& node = g.g[v];
     double f = 1;
@@ -254,26 +134,15 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
     } else if (node.kind == NodeKind::collective) {
       f = 1;  // the transfer is simulated on the platform's network (sim/replay/fabric.hpp)
     } else if (dst != nullptr) {
-      const KinetoEvent& e = g.event(node);
-      const std::string l = lower(e.name.substr(0, std::min<std::size_t>(e.name.size(), 80)));
       std::optional<KernelDesc> shape;
-      if (node.cls == KernelClass::gemm) shape = shape_of(v);
+      if (node.cls == KernelClass::gemm) shape = ops->gemm_shape(v);
       if (shape && roofline_seconds(*shape, *src) > 0 && roofline_seconds(*shape, *dst) > 0) {
         f = roofline_seconds(*shape, *dst) / roofline_seconds(*shape, *src);
         ++r.by_kernel_model;
-        --r.by_spec_ratio;
-      } else if (node.cls == KernelClass::gemm || node.cls == KernelClass::attention) {
-        const bool fp32 = l.find("sgemm") != std::string::npos || l.find("fp32") != std::string::npos;
-        f = fp32 || src->fp16_tflops <= 0 || dst->fp16_tflops <= 0
-                ? ratio(src->fp32_tflops, dst->fp32_tflops)
-                : ratio(src->fp16_tflops, dst->fp16_tflops);
-      } else if (node.kind == NodeKind::memcpy &&
-                 (l.find("htod") != std::string::npos || l.find("dtoh") != std::string::npos)) {
-        f = 1;  // host link, not the GPU
       } else {
-        f = ratio(src->memory_bw_gbs, dst->memory_bw_gbs);
+        f = spec_ratio(spec_scale(node, g.event(node)), *src, *dst);
+        ++r.by_spec_ratio;
       }
-      ++r.by_spec_ratio;
     }
     const double s = w.speedup[static_cast<std::size_t>(node.cls)];
     r.factor[v] = std::isinf(s) ? 0.0 : f / s;

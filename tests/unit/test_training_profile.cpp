@@ -3,6 +3,8 @@
 // kernels, and run times from steps or scaled trace durations.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include "models/calibration.hpp"
 #include "models/job_model.hpp"
 #include "models/training_profile.hpp"
@@ -135,6 +137,104 @@ TEST_CASE("profile: all-reduce is hidden behind backward up to the overlap share
   // The same job inside one node (NVLink) exposes less.
   const IterationTime local = iteration_time(lib.profiles[0], a100, 8, 1, *m.kernels, *m.collectives, fabric);
   CHECK(local.exposed_comm_s < it.exposed_comm_s);
+}
+
+// A profile measured on an A100-80GB (as `fleetsim profile-from-trace` writes them): a shaped GEMM,
+// a shapeless element-wise kernel and a shapeless backward kernel, each with its measured ms.
+const char* kMeasured = R"(
+[[profile]]
+name = "traced"
+gpu = "A100-80GB"
+grad_mb = 100
+overlap = 0.25
+other_ms = 2
+kernels = [
+  { op = "linear", m = 4096, n = 4096, k = 4096, count = 2, ms = 10, name = "ampere_sgemm_128x64_nn" },
+  { op = "kernel", scale = "memory", count = 3, ms = 0.5, name = "vectorized_elementwise_kernel" },
+]
+backward_kernels = [
+  { op = "kernel", scale = "fp32", count = 1, ms = 40 },
+  { op = "kernel", scale = "fixed", count = 2, ms = 1 },
+]
+)";
+
+TEST_CASE("profile: measured kernels keep their ms on the traced GPU and scale to others") {
+  const ProfileLibrary lib = read_profiles(write_profile(kMeasured));
+  const TrainingProfile& p = lib.profiles.at(0);
+  REQUIRE(p.gpu != nullptr);
+  CHECK(p.gpu->name == "A100-80GB");
+  CHECK(p.backward_factor == 0);
+  REQUIRE(p.backward_kernels.size() == 2);
+  CHECK(p.kernels[1].scale == KernelScale::memory);
+  Models m;
+  const GpuSpec& a100 = *p.gpu;
+  const IterationTime same = iteration_time(p, a100, 1, 1, *m.kernels, *m.collectives, fabric_for(a100));
+  CHECK(same.forward_s == doctest::Approx(2 * 0.010 + 3 * 0.0005).epsilon(1e-12));
+  CHECK(same.backward_s == doctest::Approx(0.040 + 2 * 0.001).epsilon(1e-12));
+  CHECK(same.total_s == doctest::Approx(0.0215 + 0.042 + 0.002).epsilon(1e-12));
+  CHECK(same.label == PredictionLabel::measured);
+  // On a V100: the GEMM by the roofline ratio (compute-bound: the FP32 peak ratio), the element-wise
+  // kernel by the memory bandwidth ratio, the fp32 backward kernel by the FP32 peak ratio, the fixed
+  // one not at all.
+  const GpuSpec& v100 = *find_gpu("V100");
+  const KernelDesc gemm = p.kernels[0].kernel;
+  const double gemm_ratio = roofline_seconds(gemm, v100) / roofline_seconds(gemm, a100);
+  CHECK(gemm_ratio == doctest::Approx(a100.fp32_tflops / v100.fp32_tflops));
+  const IterationTime other = iteration_time(p, v100, 1, 1, *m.kernels, *m.collectives, fabric_for(v100));
+  const double fwd = 2 * 0.010 * gemm_ratio + 3 * 0.0005 * a100.memory_bw_gbs / v100.memory_bw_gbs;
+  const double bwd = 0.040 * a100.fp32_tflops / v100.fp32_tflops + 2 * 0.001;
+  CHECK(other.forward_s == doctest::Approx(fwd).epsilon(1e-12));
+  CHECK(other.backward_s == doctest::Approx(bwd).epsilon(1e-12));
+  CHECK(other.label == PredictionLabel::extrapolated);
+  // The all-reduce hides behind a quarter of the listed backward pass.
+  const IterationTime eight =
+      iteration_time(p, a100, 8, 2, *m.kernels, *m.collectives, fabric_for(a100, 100));
+  CHECK(eight.exposed_comm_s == doctest::Approx(std::max(0.0, eight.comm_s - 0.25 * same.backward_s)));
+}
+
+TEST_CASE("profile: write_profile round-trips a measured profile") {
+  const ProfileLibrary lib = read_profiles(write_profile(kMeasured));
+  std::ostringstream out;
+  write_profile(out, lib.profiles.at(0));
+  const ProfileLibrary again = read_profiles(write_profile(out.str()));
+  const TrainingProfile &a = lib.profiles[0], &b = again.profiles.at(0);
+  CHECK(b.name == a.name);
+  CHECK(b.gpu == a.gpu);
+  CHECK(b.grad_bytes == doctest::Approx(a.grad_bytes));
+  CHECK(b.overlap == doctest::Approx(a.overlap));
+  CHECK(b.other_s == doctest::Approx(a.other_s));
+  REQUIRE(b.kernels.size() == a.kernels.size());
+  REQUIRE(b.backward_kernels.size() == a.backward_kernels.size());
+  CHECK(b.kernels[0].kernel.m == 4096);
+  CHECK(b.kernels[0].name == "ampere_sgemm_128x64_nn");
+  CHECK(b.kernels[1].ms == doctest::Approx(0.5));
+  CHECK(b.backward_kernels[1].scale == KernelScale::fixed);
+  CHECK(b.backward_kernels[0].count == doctest::Approx(1));
+}
+
+TEST_CASE("profile: measured-profile keys are checked") {
+  const std::string head = "[[profile]]\nname = \"x\"\n";
+  CHECK(std::string(profile_error(head + "gpu = \"A100-80GB\"\nkernels = [ { op = \"kernel\", scale = "
+                                         "\"memory\" } ]\n")
+                        .what())
+            .find("needs ms and scale") != std::string::npos);
+  CHECK(profile_error(head +
+                      "gpu = \"A100-80GB\"\nkernels = [ { op = \"relu\", b = 1, h = 8, ms = 1, scale = "
+                      "\"memory\" } ]\n")
+            .field() == "profile 'x'.kernels.scale");
+  CHECK(profile_error(head + "kernels = [ { op = \"kernel\", scale = \"memory\", ms = 1 } ]\n").field() ==
+        "profile 'x'.gpu");
+  CHECK(profile_error(head +
+                      "gpu = \"A100-80GB\"\nbackward_factor = 2\nbackward_kernels = [ { op = \"kernel\", "
+                      "scale = \"fixed\", ms = 1 } ]\n")
+            .field() == "profile 'x'.backward_factor");
+  const InputError unknown =
+      profile_error(head + "gpu = \"A100-90GB\"\nkernels = [ { op = \"relu\", b = 1, h = 8 } ]\n");
+  CHECK(unknown.field() == "profile 'x'.gpu");
+  CHECK(unknown.line() == 3);
+  CHECK(profile_error(head +
+                      "gpu = \"A100-80GB\"\nkernels = [ { op = \"kernel\", scale = \"disk\", ms = 1 } ]\n")
+            .field() == "profile 'x'.kernels.scale");
 }
 
 TEST_CASE("job model kernels: steps x iteration, or the trace duration scaled from the reference GPU") {
