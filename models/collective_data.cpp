@@ -389,11 +389,19 @@ nlohmann::json to_json(const CollectiveCalibration& cal) {
                       {"samples", c.samples},
                       {"bands", bands}});
   }
-  return {{"format", kFormat},
-          {"version", 1},
-          {"analytic",
-           {{"ring", protocols_json(cal.analytic.ring)}, {"tree", protocols_json(cal.analytic.tree)}}},
-          {"curves", curves}};
+  nlohmann::json out = {
+      {"format", kFormat},
+      {"version", 1},
+      {"analytic",
+       {{"ring", protocols_json(cal.analytic.ring)}, {"tree", protocols_json(cal.analytic.tree)}}},
+      {"curves", curves}};
+  if (!cal.node_topology.empty()) {
+    nlohmann::json topo = nlohmann::json::object();
+    for (const auto& [system, t] : cal.node_topology)
+      if (t != nullptr) topo[system] = t->name;
+    out["node_topology"] = topo;
+  }
+  return out;
 }
 
 CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, const std::string& file) {
@@ -448,6 +456,14 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
       c.bands.push_back(b);
     }
     cal.curves.push_back(std::move(c));
+  }
+  if (j.contains("node_topology")) {
+    const auto& t = j.at("node_topology");
+    if (!t.is_object()) throw InputError(file, 0, "node_topology", "expected an object {system: topology}");
+    for (const auto& [system, name] : t.items()) {
+      if (!name.is_string()) throw InputError(file, 0, "node_topology." + system, "expected a topology name");
+      cal.node_topology[system] = &node_topology(name.get<std::string>(), file, 0, "node_topology." + system);
+    }
   }
   return cal;
 }

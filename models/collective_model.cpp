@@ -238,7 +238,9 @@ BandValue value_of(const CollectiveBand& b) {
   return {b.latency_s, 1.0 / (b.busbw_gbs * 1e9)};
 }
 
-/// Latency and bus-byte cost for (system, op, nodes) at `ranks`, interpolated between fitted counts.
+/// Latency and bus-byte cost for (system, op, nodes) at `ranks`, interpolated between fitted counts:
+/// linearly in ranks, or, when the system's node topology gives NVLink rings for all the counts
+/// involved (one node), per ring: cost x rings is interpolated and divided by the rings at `ranks`.
 std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std::string& system,
                                      Collective op, double bytes, int ranks, int nodes) {
   const CollectiveCurve* below = nullptr;
@@ -250,13 +252,30 @@ std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std
     if (c.ranks > ranks && (above == nullptr || c.ranks < above->ranks)) above = &c;
   }
   if (below == nullptr && above == nullptr) return std::nullopt;
-  if (below == nullptr) return value_of(above->band_for(bytes));
-  if (above == nullptr) return value_of(below->band_for(bytes));
-  const BandValue lo = value_of(below->band_for(bytes));
-  const BandValue hi = value_of(above->band_for(bytes));
-  const double w = static_cast<double>(ranks - below->ranks) / (above->ranks - below->ranks);
-  return BandValue{lo.latency_s + w * (hi.latency_s - lo.latency_s),
-                   lo.sec_per_bus_byte + w * (hi.sec_per_bus_byte - lo.sec_per_bus_byte)};
+  const NodeTopology* topo = nullptr;
+  if (nodes == 1 && !cal.node_topology.empty()) {
+    auto it = cal.node_topology.find(system);
+    if (it != cal.node_topology.end() && it->second != nullptr && !it->second->switched) topo = it->second;
+  }
+  bool per_ring = topo != nullptr && ring_capacity(*topo, ranks) > 0;
+  for (const CollectiveCurve* c : {below, above})
+    per_ring = per_ring && (c == nullptr || ring_capacity(*topo, c->ranks) > 0);
+  const auto scale = [&](const CollectiveCurve* c) {  // bus-byte cost x rings at c's count
+    BandValue v = value_of(c->band_for(bytes));
+    if (per_ring) v.sec_per_bus_byte *= ring_capacity(*topo, c->ranks);
+    return v;
+  };
+  BandValue v;
+  if (below == nullptr || above == nullptr) {
+    v = scale(below != nullptr ? below : above);
+  } else {
+    const BandValue lo = scale(below), hi = scale(above);
+    const double w = static_cast<double>(ranks - below->ranks) / (above->ranks - below->ranks);
+    v = BandValue{lo.latency_s + w * (hi.latency_s - lo.latency_s),
+                  lo.sec_per_bus_byte + w * (hi.sec_per_bus_byte - lo.sec_per_bus_byte)};
+  }
+  if (per_ring) v.sec_per_bus_byte /= ring_capacity(*topo, ranks);
+  return v;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 // Readers turn nccl-tests output (its stdout table, or the LUT CSV files of shared/data) and aicb
 // Megatron collective logs into CollectiveSample rows.
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/gpu_catalog.hpp"
+#include "models/node_topology.hpp"
 #include "workloads/registry.hpp"
 
 namespace fleetsim {
@@ -114,10 +116,14 @@ struct CollectiveCurve {
 struct CollectiveCalibration {
   AnalyticParams analytic;
   std::vector<CollectiveCurve> curves;
+  /// Node topology of a system's servers (`calibrate fit --node-topology SYSTEM=NAME`): between
+  /// measured GPU counts the bus bandwidth is interpolated per NVLink ring (models/node_topology.hpp).
+  std::map<std::string, const NodeTopology*> node_topology;
   /// Systems with at least one curve (case-insensitive match, also by prefix: "A100-80GB" uses "A100").
   std::string match_system(std::string_view system) const;
   /// Fitted time on a calibrated system; interpolates between fitted rank counts (latency and
-  /// 1/busbw linear in ranks, clamped outside); nullopt if (system, op, nodes) has no curve.
+  /// 1/busbw linear in ranks, clamped outside; 1/busbw per ring when the system's node topology is
+  /// known and both counts have NVLink rings); nullopt if (system, op, nodes) has no curve.
   std::optional<double> fitted_seconds(const std::string& system, Collective op, double bytes, int ranks,
                                        int nodes = 1) const;
 };

@@ -113,7 +113,8 @@ struct FitArgs {
   std::string out;
   std::vector<std::string> files;
   bool quiet = false;
-  bool coefficients_only = false;  ///< drop the measured rows kept for the `table` model
+  bool coefficients_only = false;            ///< drop the measured rows kept for the `table` model
+  std::vector<std::string> node_topologies;  ///< SYSTEM=TOPOLOGY
 };
 
 int run_fit(const FitArgs& a) {
@@ -128,6 +129,17 @@ int run_fit(const FitArgs& a) {
   if (a.coefficients_only)
     for (auto& d : cal.kernels.devices) d.tables.clear();
   if (!m.collectives.empty()) cal.collectives = fit_collectives(m.collectives);
+  for (const auto& st : a.node_topologies) {
+    const auto eq = st.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("", 0, "--node-topology",
+                       "expected SYSTEM=TOPOLOGY (e.g. V100=dgx1), got '" + st + "'");
+    const std::string system = st.substr(0, eq);
+    if (cal.collectives.match_system(system).empty())
+      throw InputError("", 0, "--node-topology", "no collective measurements of system '" + system + "'");
+    cal.collectives.node_topology[cal.collectives.match_system(system)] =
+        &node_topology(st.substr(eq + 1), "", 0, "--node-topology");
+  }
   write_atomically(a.out, [&](std::ostream& f) { f << to_json(cal).dump(1) << '\n'; });
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.quiet) {
@@ -375,6 +387,9 @@ Runner setup(CLI::App& sub) {
   fit->add_flag("--quiet,-q", f->quiet, "print nothing on success");
   fit->add_flag("--coefficients-only", f->coefficients_only,
                 "keep only fitted parameters, not the measured rows the `table` model looks up");
+  fit->add_option("--node-topology", f->node_topologies,
+                  "SYSTEM=TOPOLOGY (repeatable): the servers' NVLink wiring (nvswitch, pcie, dgx1), so that "
+                  "GPU counts between measured ones are interpolated per NVLink ring");
   auto* eval = sub.add_subcommand("eval", "predict measured rows with a calibration and report the error");
   auto e = std::make_shared<EvalArgs>();
   eval->add_option("--calibration", e->calibration, "calibration JSON (fleetsim calibrate fit)")->required();

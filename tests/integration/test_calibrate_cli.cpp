@@ -191,3 +191,22 @@ TEST_CASE("calibrate cli: memory-bound kernels on the shared data, fit on half, 
   }
   CHECK(checked == 6 * 3);  // six devices x {elementwise, ln, softmax}
 }
+
+TEST_CASE("calibrate cli: --node-topology is kept in the calibration; bad values exit 2") {
+  if (!fleetsim::test::shared_data_available()) return;
+  const auto dir = temp_dir("calcli");
+  const std::string v100 = std::string(FLEETSIM_SHARED_DATA) + "/collectives/nccl-allreduce-v100";
+  auto r = run_fleetsim("calibrate fit -q --out " + q(dir / "cal.json") + " " + v100 +
+                        " --node-topology V100=dgx1");
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  const auto cal = nlohmann::json::parse(read_file(dir / "cal.json"));
+  CHECK(cal["collectives"]["node_topology"]["V100"] == "dgx1");
+  for (const char* bad : {"V100=torus", "H100=dgx1", "dgx1"}) {
+    CAPTURE(bad);
+    r = run_fleetsim("calibrate fit -q --out " + q(dir / "bad.json") + " " + v100 + " --node-topology " +
+                     bad);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--node-topology") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "bad.json"));
+  }
+}

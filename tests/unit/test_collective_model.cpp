@@ -255,6 +255,51 @@ TEST_CASE("collective calibration JSON round trip and errors") {
             "invalid JSON"));
 }
 
+TEST_CASE("node topology: NVLink rings of GPU subsets and per-ring interpolation") {
+  const NodeTopology& dgx1 = node_topology("DGX1");
+  std::vector<int> rings;
+  for (int n = 2; n <= 8; ++n) rings.push_back(ring_capacity(dgx1, n));
+  // Measured V100 bus bandwidth at 1 GiB, 2..8 GPUs: 22.6, 45, 85, 37, 46, 87, 135 GB/s.
+  CHECK(rings == std::vector<int>{1, 2, 4, 0, 2, 4, 6});
+  CHECK(ring_capacity(dgx1, 1) == 0);
+  CHECK(ring_capacity(dgx1, 9) == 0);
+  CHECK(ring_capacity(node_topology("nvswitch"), 5) == 1);
+  // A 4-GPU ring of single links: one Hamiltonian cycle, both ways.
+  const NodeTopology square{"square", "", 4, false, {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 0, 1}}};
+  CHECK(ring_capacity(square, 4) == 2);
+  CHECK(ring_capacity(square, 3) == 0);  // 0-1-2 has no link 2-0
+  CHECK(has(input_error([] { node_topology("hypercube", "cal.json", 0, "node_topology.V100"); }),
+            "valid: nvswitch, pcie, dgx1"));
+
+  // Curves at 2 GPUs (20 GB/s, 10 us) and 4 GPUs (80 GB/s, 30 us): 20 GB/s per ring on both.
+  std::vector<CollectiveSample> rows;
+  for (int n : {2, 4})
+    for (int k = 1; k <= 64; ++k) {
+      const double bytes = k * 1e6, bw = n == 2 ? 20e9 : 80e9, lat = n == 2 ? 10e-6 : 30e-6;
+      rows.push_back({"syn", k, "V100", Collective::all_reduce, bytes, n, 1,
+                      lat + bus_factor(Collective::all_reduce, n) * bytes / bw});
+    }
+  CollectiveCalibration cal = fit_collectives(rows);
+  const double bytes = 32e6, f3 = bus_factor(Collective::all_reduce, 3);
+  // Without the topology 1/busbw is interpolated: 1 / (0.5 / 20 + 0.5 / 80) = 32 GB/s.
+  CHECK(cal.fitted_seconds("V100", Collective::all_reduce, bytes, 3).value() ==
+        doctest::Approx(20e-6 + f3 * bytes / 32e9).epsilon(1e-3));
+  // With it, 3 GPUs carry 2 rings of 20 GB/s: 40 GB/s.
+  cal.node_topology["V100"] = &dgx1;
+  CHECK(cal.fitted_seconds("V100", Collective::all_reduce, bytes, 3).value() ==
+        doctest::Approx(20e-6 + f3 * bytes / 40e9).epsilon(1e-3));
+  // 5 GPUs have no NVLink ring: plain interpolation (here clamped to the 4-GPU curve).
+  CHECK(cal.fitted_seconds("V100", Collective::all_reduce, bytes, 5).value() ==
+        doctest::Approx(30e-6 + bus_factor(Collective::all_reduce, 5) * bytes / 80e9).epsilon(1e-3));
+  // The topology survives the JSON round trip; an unknown name is an error naming the key.
+  const auto j = to_json(cal);
+  CHECK(j.at("node_topology").at("V100") == "dgx1");
+  CHECK(collective_calibration_from_json(j, "cal.json").node_topology.at("V100") == &dgx1);
+  auto bad = j;
+  bad["node_topology"]["V100"] = "torus";
+  CHECK(has(input_error([&] { collective_calibration_from_json(bad, "cal.json"); }), "node_topology.V100"));
+}
+
 TEST_CASE("collective reader: nccl-tests LUT CSV") {
   TempDir dir("lut");
   const std::string path = dir.write("nccl-allreduce-h100/AR_GPU4_1M_4M_LUT",
