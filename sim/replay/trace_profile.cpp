@@ -57,7 +57,7 @@ TraceProfile profile_from_trace(const ExecGraph& g, const std::string& name, con
 
   // Which GPU the durations were measured on.
   const GpuSpec* gpu = nullptr;
-  std::string device = "";
+  std::string device;
   for (std::size_t v = 0; v < boost::num_vertices(g.g) && device.empty(); ++v) {
     const Node& n = g.g[v];
     if (n.rank == out.rank && n.kind != NodeKind::cpu)
