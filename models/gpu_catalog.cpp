@@ -1,6 +1,7 @@
 #include "models/gpu_catalog.hpp"
 
 #include <string>
+#include <utility>
 
 #include "workloads/input_error.hpp"
 #include "workloads/text.hpp"
@@ -421,6 +422,48 @@ std::vector<std::string> gpu_names() {
   std::vector<std::string> out;
   for (const auto& g : gpu_catalog()) out.push_back(g.name);
   return out;
+}
+
+namespace {
+
+constexpr std::pair<KernelScale, std::string_view> kScaleNames[] = {{KernelScale::model, "model"},
+                                                                    {KernelScale::memory, "memory"},
+                                                                    {KernelScale::fp32, "fp32"},
+                                                                    {KernelScale::tensor, "tensor"},
+                                                                    {KernelScale::fixed, "fixed"}};
+
+double ratio(double src, double dst) {
+  return src > 0 && dst > 0 ? src / dst : 1.0;
+}
+
+}  // namespace
+
+std::string_view to_string(KernelScale s) {
+  for (const auto& [scale, name] : kScaleNames)
+    if (scale == s) return name;
+  return "model";
+}
+
+std::optional<KernelScale> parse_kernel_scale(std::string_view name) {
+  for (const auto& [scale, n] : kScaleNames)
+    if (n == name) return scale;
+  return std::nullopt;
+}
+
+double spec_ratio(KernelScale s, const GpuSpec& src, const GpuSpec& dst) {
+  switch (s) {
+    case KernelScale::memory:
+      return ratio(src.memory_bw_gbs, dst.memory_bw_gbs);
+    case KernelScale::fp32:
+      return ratio(src.fp32_tflops, dst.fp32_tflops);
+    case KernelScale::tensor:
+      return src.fp16_tflops > 0 && dst.fp16_tflops > 0 ? ratio(src.fp16_tflops, dst.fp16_tflops)
+                                                        : ratio(src.fp32_tflops, dst.fp32_tflops);
+    case KernelScale::model:
+    case KernelScale::fixed:
+      return 1.0;
+  }
+  return 1.0;
 }
 
 }  // namespace fleetsim

@@ -1,6 +1,7 @@
 #pragma once
 // GPU catalog: datasheet figures for common datacenter GPUs (sources cited per entry in gpu_catalog.cpp).
 // Lookup is case-insensitive and accepts aliases used by traces (e.g. openb "V100M16", Gavel "v100").
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,21 @@ const GpuSpec& gpu_spec(std::string_view name, const std::string& file = "", lon
                         const std::string& key = "gpu");
 /// Canonical names, for messages and `fleetsim policies`.
 std::vector<std::string> gpu_names();
+
+/// How work measured on one GPU scales to another when only spec figures are known.
+enum class KernelScale {
+  model,   ///< not by spec: it has a shape, the kernel model's ratio between the GPUs applies
+  memory,  ///< memory bandwidth ratio (element-wise, reductions, device copies)
+  fp32,    ///< FP32 peak ratio (SIMT GEMMs)
+  tensor,  ///< FP16 tensor peak ratio (tensor-core GEMMs, attention); FP32 where either lacks one
+  fixed,   ///< unchanged (host copies, fixed-latency work)
+};
+std::string_view to_string(KernelScale s);
+/// The scale named `name` (as to_string writes it); nullopt if none.
+std::optional<KernelScale> parse_kernel_scale(std::string_view name);
+/// Duration on `dst` of work measured on `src`, as a multiplier (1 for model and fixed, and when a
+/// spec figure is missing).
+double spec_ratio(KernelScale s, const GpuSpec& src, const GpuSpec& dst);
 
 /// Reads a device file in the NeuSight schema: `Device` (name as nvidia-smi prints it), `Dev_Mem` (GB),
 /// `Mem_Bw` (GB/s), `Num_Sm`, `Core_Per_SM`, `Freq` (MHz), `SingleFLOPs` (FP32 GFLOP/s), `L2Cache` (MB).

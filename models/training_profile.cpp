@@ -3,7 +3,6 @@
 #include <toml++/toml.h>
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -158,23 +157,24 @@ class ProfileParser {
                            "'; valid: linear, bmm, add, addu, div, divu, gelu, mul, mulu, pow, powu, "
                            "relu, tanh, ln, softmax, kernel (measured, no shape)");
     pk.ms = number(t, "ms", path, 0, 0, 1e9);
+    pk.count = number(t, "count", path, 1, 0, 1e9);
     if (auto nm = t["name"].value<std::string>()) pk.name = *nm;
     if (const toml::node* sc = t.get("scale")) {
       const auto v = sc->value<std::string>();
-      static const std::map<std::string, KernelScale> kScales = {{"memory", KernelScale::memory},
-                                                                 {"fp32", KernelScale::fp32},
-                                                                 {"tensor", KernelScale::tensor},
-                                                                 {"fixed", KernelScale::fixed}};
-      auto it = v ? kScales.find(*v) : kScales.end();
-      if (it == kScales.end()) fail(*sc, path + ".scale", "expected one of memory, fp32, tensor, fixed");
+      const auto scale = v ? parse_kernel_scale(*v) : std::nullopt;
+      if (!scale || *scale == KernelScale::model)
+        fail(*sc, path + ".scale", "expected one of memory, fp32, tensor, fixed");
       if (*op != "kernel") fail(*sc, path + ".scale", "only op = \"kernel\" entries (no shape) take a scale");
-      pk.scale = it->second;
+      pk.scale = *scale;
     }
     if (*op == "kernel") {
+      for (const char* shape_key : {"dtype", "b", "m", "n", "k", "h"})
+        if (const toml::node* n = t.get(shape_key))
+          fail(*n, path + "." + shape_key,
+               "an op = \"kernel\" entry has no shape (it is timed by ms and scale)");
       if (pk.ms <= 0 || pk.scale == KernelScale::model)
         throw InputError(file_, pk.line, path, "an op = \"kernel\" entry needs ms and scale");
       pk.kernel.op = *op;
-      pk.count = number(t, "count", path, 1, 0, 1e9);
       return pk;
     }
     KernelDesc& d = pk.kernel;
@@ -186,7 +186,6 @@ class ProfileParser {
     d.n = integer(t, "n", path);
     d.k = integer(t, "k", path);
     d.h = integer(t, "h", path);
-    pk.count = number(t, "count", path, 1, 0, 1e9);
     if (d.is_gemm() && (d.m == 0 || d.n == 0 || d.k == 0))
       throw InputError(file_, pk.line, path, "a " + d.op + " kernel needs m, n and k");
     if (!d.is_gemm() && d.h == 0)
@@ -197,10 +196,6 @@ class ProfileParser {
 
 PredictionLabel worse(PredictionLabel a, PredictionLabel b) {
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;
-}
-
-double ratio(double src, double dst) {
-  return src > 0 && dst > 0 ? src / dst : 1.0;
 }
 
 /// Seconds one invocation of `k` takes on `gpu`; widens `label`.
@@ -271,38 +266,6 @@ void write_kernels(std::ostream& out, const char* key, const std::vector<Profile
 }
 
 }  // namespace
-
-std::string_view to_string(KernelScale s) {
-  switch (s) {
-    case KernelScale::model:
-      return "model";
-    case KernelScale::memory:
-      return "memory";
-    case KernelScale::fp32:
-      return "fp32";
-    case KernelScale::tensor:
-      return "tensor";
-    case KernelScale::fixed:
-      return "fixed";
-  }
-  return "model";
-}
-
-double spec_ratio(KernelScale s, const GpuSpec& src, const GpuSpec& dst) {
-  switch (s) {
-    case KernelScale::memory:
-      return ratio(src.memory_bw_gbs, dst.memory_bw_gbs);
-    case KernelScale::fp32:
-      return ratio(src.fp32_tflops, dst.fp32_tflops);
-    case KernelScale::tensor:
-      return src.fp16_tflops > 0 && dst.fp16_tflops > 0 ? ratio(src.fp16_tflops, dst.fp16_tflops)
-                                                        : ratio(src.fp32_tflops, dst.fp32_tflops);
-    case KernelScale::model:
-    case KernelScale::fixed:
-      return 1.0;
-  }
-  return 1.0;
-}
 
 void write_profile(std::ostream& out, const TrainingProfile& p) {
   out << "[[profile]]\nname = " << toml_string(p.name) << "\n";

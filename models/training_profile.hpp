@@ -27,18 +27,6 @@
 
 namespace fleetsim {
 
-/// How a measured kernel without a shape scales to another GPU.
-enum class KernelScale {
-  model,   ///< it has a shape: the kernel model's ratio between the GPUs
-  memory,  ///< memory bandwidth ratio (element-wise, reductions, device copies)
-  fp32,    ///< FP32 peak ratio (SIMT GEMMs)
-  tensor,  ///< FP16 tensor peak ratio (tensor-core GEMMs, attention)
-  fixed,   ///< unchanged (host copies, fixed-latency work)
-};
-std::string_view to_string(KernelScale s);
-/// Duration on `dst` of work measured on `src`, as a multiplier (1 when a spec figure is missing).
-double spec_ratio(KernelScale s, const GpuSpec& src, const GpuSpec& dst);
-
 struct ProfileKernel {
   KernelDesc kernel;  ///< op "kernel" = no shape (needs ms and a scale other than model)
   double count = 1;   ///< invocations per iteration (forward or backward list)

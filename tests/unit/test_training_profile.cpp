@@ -235,6 +235,11 @@ TEST_CASE("profile: measured-profile keys are checked") {
   CHECK(profile_error(head +
                       "gpu = \"A100-80GB\"\nkernels = [ { op = \"kernel\", scale = \"disk\", ms = 1 } ]\n")
             .field() == "profile 'x'.kernels.scale");
+  // A shapeless entry takes no shape keys.
+  CHECK(profile_error(head +
+                      "gpu = \"A100-80GB\"\nkernels = [ { op = \"kernel\", scale = \"memory\", ms = 1, "
+                      "h = 8 } ]\n")
+            .field() == "profile 'x'.kernels.h");
 }
 
 TEST_CASE("job model kernels: steps x iteration, or the trace duration scaled from the reference GPU") {
