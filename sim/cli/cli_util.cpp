@@ -20,14 +20,14 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+}  // namespace
+
 std::string read_text(const fs::path& p) {
-  std::ifstream f(p);
+  std::ifstream f(p, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
-
-}  // namespace
 
 std::string self_exe() {
   std::error_code ec;

@@ -26,6 +26,9 @@ bool run_plot_script(const std::string& script, const char* env_var, const std::
 void write_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,
                       const std::string& option = "--out");
 
+/// A file's whole text ("" if it cannot be read).
+std::string read_text(const std::filesystem::path& p);
+
 /// A CSV cell: quoted (RFC 4180) if it holds a comma, quote or newline.
 std::string csv_quote(const std::string& s);
 

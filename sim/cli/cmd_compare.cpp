@@ -27,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "sim/cli/cli_util.hpp"
@@ -70,13 +69,6 @@ std::vector<std::string> check_names(const std::vector<std::string>& given, cons
       names.push_back(name);
     }
   return names;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 /// Starts `argv` with stdout and stderr going to `log`; returns the child's pid (or -1 with errno).

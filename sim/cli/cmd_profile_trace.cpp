@@ -6,11 +6,8 @@
 // (sim/replay/trace_profile.hpp). Writes one [[profile]] table, or appends it to a library of them.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
-#include "models/calibration.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/replay/trace_profile.hpp"
@@ -28,14 +25,6 @@ struct TraceProfileArgs {
   std::string name, out, source_gpu;
   bool append = false, quiet = false;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "--out", "cannot read the profile file to append to");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 int run(const TraceProfileArgs& a) {
   if (a.name.empty()) throw InputError("", 0, "--name", "must not be empty");
@@ -60,10 +49,6 @@ int run(const TraceProfileArgs& a) {
   TrainingProfile& p = tp.profile;
   p.match = a.match.empty() ? std::vector<std::string>{a.name} : a.match;
 
-  // The profile on the traced GPU, as the `kernels` job model computes it (one GPU: no all-reduce).
-  const auto kernels = kernel_models().create("roofline", KernelCalibration{}, "", 0, "kernel_model");
-  const auto collectives = collective_models().create("nccl-default", CollectiveModelParams{}, "", 0, "");
-  const IterationTime it = iteration_time(p, *p.gpu, 1, 1, *kernels, *collectives, CommFabric{});
   const replay::Breakdown& m = tp.measured;
 
   write_atomically(a.out, [&](std::ostream& out) {
@@ -98,7 +83,8 @@ int run(const TraceProfileArgs& a) {
     std::printf(
         "  profile on %s alone: %.3f ms per iteration (measured step without exposed communication: "
         "%.3f ms)\n",
-        p.gpu->name.c_str(), it.total_s * 1e3, (m.span - m.exposed_communication) * 1e3);
+        p.gpu->name.c_str(), (tp.forward_s + tp.backward_s + p.other_s) * 1e3,
+        (m.span - m.exposed_communication) * 1e3);
     for (const auto& n : tp.notes) std::printf("  note: %s\n", n.c_str());
     std::printf("  written to %s\n", a.out.c_str());
   }
