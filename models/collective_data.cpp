@@ -397,8 +397,7 @@ nlohmann::json to_json(const CollectiveCalibration& cal) {
       {"curves", curves}};
   if (!cal.node_topology.empty()) {
     nlohmann::json topo = nlohmann::json::object();
-    for (const auto& [system, t] : cal.node_topology)
-      if (t != nullptr) topo[system] = t->name;
+    for (const auto& [system, t] : cal.node_topology) topo[system] = t->name;
     out["node_topology"] = topo;
   }
   return out;

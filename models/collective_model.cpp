@@ -252,11 +252,10 @@ std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std
     if (c.ranks > ranks && (above == nullptr || c.ranks < above->ranks)) above = &c;
   }
   if (below == nullptr && above == nullptr) return std::nullopt;
+  // A switched node has one ring at every count: per-ring interpolation is then the plain one.
   const NodeTopology* topo = nullptr;
-  if (nodes == 1 && !cal.node_topology.empty()) {
-    auto it = cal.node_topology.find(system);
-    if (it != cal.node_topology.end() && it->second != nullptr && !it->second->switched) topo = it->second;
-  }
+  if (auto it = cal.node_topology.find(system); nodes == 1 && it != cal.node_topology.end())
+    topo = it->second;
   bool per_ring = topo != nullptr && ring_capacity(*topo, ranks) > 0;
   for (const CollectiveCurve* c : {below, above})
     per_ring = per_ring && (c == nullptr || ring_capacity(*topo, c->ranks) > 0);

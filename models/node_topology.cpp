@@ -65,58 +65,45 @@ namespace {
 int count_rings(const NodeTopology& t, int n) {
   if (n < 2 || n > t.gpus) return 0;
   if (t.switched) return 1;
-  std::vector<std::vector<int>> cap(static_cast<std::size_t>(n),
-                                    std::vector<int>(static_cast<std::size_t>(n), 0));
+  // Links left between GPUs a and b (both directions alike), for GPUs 0..n-1.
+  std::vector<int> links(static_cast<std::size_t>(n * n), 0);
+  const auto cap = [&](int a, int b) -> int& { return links[static_cast<std::size_t>(a * n + b)]; };
   for (const auto& [a, b, count] : t.links) {
     if (a >= n || b >= n) continue;
-    cap[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] += count;
-    cap[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] += count;
+    cap(a, b) += count;
+    cap(b, a) += count;
   }
-  if (n == 2) return cap[0][1];
-  // Every Hamiltonian cycle through GPUs 0..n-1 (n <= 8: at most 2,520), each once (0 first,
-  // second GPU below the last).
+  if (n == 2) return cap(0, 1);
+  // Every Hamiltonian cycle through GPUs 0..n-1 (n <= 8: at most 2,520), each once: it starts at
+  // GPU 0 and its second GPU is below its last.
   std::vector<std::vector<int>> cycles;
-  std::vector<int> order(static_cast<std::size_t>(n - 1));
-  std::iota(order.begin(), order.end(), 1);
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
   do {
-    if (order.front() > order.back()) continue;
-    int prev = 0;
-    bool ok = true;
-    for (int g : order) {
-      ok = ok && cap[static_cast<std::size_t>(prev)][static_cast<std::size_t>(g)] > 0;
-      prev = g;
-    }
-    if (ok && cap[static_cast<std::size_t>(prev)][0] > 0) {
-      std::vector<int> c{0};
-      c.insert(c.end(), order.begin(), order.end());
-      cycles.push_back(std::move(c));
-    }
-  } while (std::next_permutation(order.begin(), order.end()));
+    if (order[1] > order.back()) continue;
+    bool linked = true;
+    for (int j = 0; j < n && linked; ++j)
+      linked = cap(order[static_cast<std::size_t>(j)], order[static_cast<std::size_t>((j + 1) % n)]) > 0;
+    if (linked) cycles.push_back(order);
+  } while (std::next_permutation(order.begin() + 1, order.end()));
   // The most cycles the link counts carry together (a cycle may repeat): depth-first packing.
-  int best = 0;
-  const auto edges = [n](const std::vector<int>& c, int j) {
-    return std::pair{c[static_cast<std::size_t>(j)], c[static_cast<std::size_t>((j + 1) % n)]};
+  const auto take = [&](const std::vector<int>& c, int delta) {
+    bool fits = true;
+    for (int j = 0; j < n; ++j) {
+      int& l = cap(c[static_cast<std::size_t>(j)], c[static_cast<std::size_t>((j + 1) % n)]);
+      int& r = cap(c[static_cast<std::size_t>((j + 1) % n)], c[static_cast<std::size_t>(j)]);
+      l -= delta;
+      r -= delta;
+      fits = fits && l >= 0;
+    }
+    return fits;
   };
+  int best = 0;
   std::function<void(std::size_t, int)> pack = [&](std::size_t from, int used) {
     best = std::max(best, used);
     for (std::size_t i = from; i < cycles.size(); ++i) {
-      bool fits = true;
-      for (int j = 0; j < n && fits; ++j) {
-        const auto [a, b] = edges(cycles[i], j);
-        fits = cap[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] > 0;
-      }
-      if (!fits) continue;
-      for (int j = 0; j < n; ++j) {
-        const auto [a, b] = edges(cycles[i], j);
-        --cap[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
-        --cap[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)];
-      }
-      pack(i, used + 1);
-      for (int j = 0; j < n; ++j) {
-        const auto [a, b] = edges(cycles[i], j);
-        ++cap[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
-        ++cap[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)];
-      }
+      if (take(cycles[i], 1)) pack(i, used + 1);
+      take(cycles[i], -1);
     }
   };
   pack(0, 0);

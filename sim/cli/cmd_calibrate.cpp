@@ -134,11 +134,11 @@ int run_fit(const FitArgs& a) {
     if (eq == std::string::npos || eq == 0)
       throw InputError("", 0, "--node-topology",
                        "expected SYSTEM=TOPOLOGY (e.g. V100=dgx1), got '" + st + "'");
-    const std::string system = st.substr(0, eq);
-    if (cal.collectives.match_system(system).empty())
-      throw InputError("", 0, "--node-topology", "no collective measurements of system '" + system + "'");
-    cal.collectives.node_topology[cal.collectives.match_system(system)] =
-        &node_topology(st.substr(eq + 1), "", 0, "--node-topology");
+    const std::string system = cal.collectives.match_system(st.substr(0, eq));
+    if (system.empty())
+      throw InputError("", 0, "--node-topology",
+                       "no collective measurements of system '" + st.substr(0, eq) + "'");
+    cal.collectives.node_topology[system] = &node_topology(st.substr(eq + 1), "", 0, "--node-topology");
   }
   write_atomically(a.out, [&](std::ostream& f) { f << to_json(cal).dump(1) << '\n'; });
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
