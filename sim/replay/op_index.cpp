@@ -55,6 +55,21 @@ const GpuSpec* resolve_gpu(const std::string& device) {
   return best;
 }
 
+std::string traced_device_name(const ExecGraph& g) {
+  if (g.traces.empty()) return "";
+  for (std::size_t v = 0; v < boost::num_vertices(g.g); ++v) {
+    const Node& n = g.g[v];
+    if (n.trace == 0 && n.kind != NodeKind::cpu)
+      return g.traces.front()->device_name(std::max(0, g.event(n).device));
+  }
+  return g.traces.front()->device_name(0);
+}
+
+const GpuSpec* traced_gpu(const ExecGraph& g, const std::string& source_gpu) {
+  if (!source_gpu.empty()) return &gpu_spec(source_gpu, "", 0, "--source-gpu");
+  return resolve_gpu(traced_device_name(g));
+}
+
 std::optional<KernelDesc> gemm_desc(const KinetoEvent& op) {
   const auto d = parse_dims(op.input_dims);
   KernelDesc k;

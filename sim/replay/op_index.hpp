@@ -20,6 +20,12 @@ namespace fleetsim::replay {
 /// nullptr if nothing in the catalog matches.
 const GpuSpec* resolve_gpu(const std::string& device);
 
+/// The device name the first trace's GPU work ran on (its deviceProperties entry; "" if none).
+std::string traced_device_name(const ExecGraph& g);
+/// The catalog GPU the traces ran on: `source_gpu` if given (InputError naming --source-gpu if it is
+/// not in the catalog), else traced_device_name resolved by resolve_gpu; nullptr if that fails.
+const GpuSpec* traced_gpu(const ExecGraph& g, const std::string& source_gpu);
+
 /// A GEMM's shape from an aten op's input dims (mm, addmm, bmm, baddbmm, matmul, linear).
 std::optional<KernelDesc> gemm_desc(const KinetoEvent& op);
 

@@ -107,14 +107,8 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
   Retiming r;
   const std::size_t n = boost::num_vertices(g.g);
   r.factor.assign(n, 1.0);
-  const GpuSpec* src = nullptr;
-  if (!w.source_gpu.empty()) {
-    src = find_gpu(w.source_gpu);
-    if (src == nullptr) src = &gpu_spec(w.source_gpu, "--source-gpu");
-  } else if (!g.traces.empty()) {
-    src = resolve_gpu(g.traces.front()->device_name(0));
-  }
-  r.source_gpu = src != nullptr ? src->name : (g.traces.empty() ? "" : g.traces.front()->device_name(0));
+  const GpuSpec* src = traced_gpu(g, w.source_gpu);
+  r.source_gpu = src != nullptr ? src->name : traced_device_name(g);
   const GpuSpec* dst = nullptr;
   if (!w.gpu.empty()) {
     dst = &gpu_spec(w.gpu, "--gpu");

@@ -56,21 +56,12 @@ TraceProfile profile_from_trace(const ExecGraph& g, const std::string& name, con
   };
 
   // Which GPU the durations were measured on.
-  const GpuSpec* gpu = nullptr;
-  std::string device;
-  for (std::size_t v = 0; v < boost::num_vertices(g.g) && device.empty(); ++v) {
-    const Node& n = g.g[v];
-    if (n.rank == out.rank && n.kind != NodeKind::cpu)
-      device = g.traces[static_cast<std::size_t>(n.trace)]->device_name(std::max(0, g.event(n).device));
-  }
-  if (!source_gpu.empty()) {
-    gpu = &gpu_spec(source_gpu, "", 0, "--source-gpu");
-  } else {
-    gpu = resolve_gpu(device);
-    if (gpu == nullptr)
-      throw InputError(file, 0, "deviceProperties",
-                       "the traced GPU '" + (device.empty() ? std::string("(none recorded)") : device) +
-                           "' is not in the catalog; name it with --source-gpu TYPE");
+  const GpuSpec* gpu = traced_gpu(g, source_gpu);
+  if (gpu == nullptr) {
+    const std::string device = traced_device_name(g);
+    throw InputError(file, 0, "deviceProperties",
+                     "the traced GPU '" + (device.empty() ? std::string("(none recorded)") : device) +
+                         "' is not in the catalog; name it with --source-gpu TYPE");
   }
 
   const OpIndex ops(g);
