@@ -2,13 +2,13 @@
 #include "sim/replay/trace_profile.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <optional>
 
 #include "models/gpu_catalog.hpp"
 #include "sim/replay/op_index.hpp"
 #include "workloads/input_error.hpp"
+#include "workloads/text.hpp"
 
 namespace fleetsim::replay {
 namespace {
@@ -27,9 +27,7 @@ std::string shape_key(const KernelDesc& d, bool backward) {
 }
 
 std::string mb(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f MB", bytes / 1e6);
-  return buf;
+  return fmt(bytes / 1e6, 3) + " MB";
 }
 
 constexpr std::size_t kNameChars = 120;  ///< kernel names kept in the profile (information only)
