@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config ninja-build clang-format
+  build-essential cmake pkg-config ninja-build ccache clang-format
   libsimgrid-dev            # SimGrid 3.32 (pkg-config: simgrid)
   libboost-graph-dev        # Boost.Graph
   libsimdjson-dev zlib1g-dev  # Kineto trace reader (JSON, .json.gz)

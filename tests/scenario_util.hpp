@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config/scenario.hpp"
-#include "workloads/input_error.hpp"
+#include "sim/app/scenario.hpp"
+#include "workloads/base/input_error.hpp"
 
 namespace fleetsim::test {
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <sstream>
 
-#include "sim/config/scenario.hpp"
-#include "sim/core/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/runner.hpp"
 #include "tests/test_util.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::test {
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 namespace fleetsim::cli {
 

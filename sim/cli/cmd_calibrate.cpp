@@ -25,12 +25,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "models/calibration.hpp"
+#include "models/calibration/calibration.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/metrics/recorders.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
 namespace {

@@ -31,11 +31,11 @@
 
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/config/scenario.hpp"
-#include "sim/scheduling/placer.hpp"
-#include "sim/scheduling/scheduler.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/cluster/placer.hpp"
+#include "sim/engine/policy.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 extern char** environ;
 

@@ -22,12 +22,12 @@
 
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/config/scenario.hpp"
-#include "sim/core/inflation.hpp"
-#include "sim/core/runner.hpp"
-#include "sim/core/simulation.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/inflation.hpp"
+#include "sim/app/runner.hpp"
+#include "sim/engine/simulation.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
 namespace {

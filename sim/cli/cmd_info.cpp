@@ -3,16 +3,16 @@
 #include <cstdio>
 #include <memory>
 
-#include "models/collective_model.hpp"
-#include "models/gpu_catalog.hpp"
-#include "models/job_model.hpp"
-#include "models/kernel_model.hpp"
+#include "models/collective/collective_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/job/job_model.hpp"
+#include "models/kernel/kernel_model.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/config/scenario.hpp"
-#include "sim/scheduling/placer.hpp"
-#include "sim/scheduling/scheduler.hpp"
-#include "workloads/trace_reader.hpp"
-#include "workloads/trace_stats.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/cluster/placer.hpp"
+#include "sim/engine/policy.hpp"
+#include "workloads/jobs/trace_reader.hpp"
+#include "workloads/jobs/trace_stats.hpp"
 
 namespace fleetsim::cli {
 namespace {

@@ -12,13 +12,13 @@
 #include <map>
 #include <memory>
 
-#include "models/calibration.hpp"
-#include "models/training_profile.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/job/training_profile.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
-#include "workloads/throughput_table.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
 
 namespace fleetsim::cli {
 namespace {

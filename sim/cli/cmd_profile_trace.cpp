@@ -11,9 +11,9 @@
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/replay/trace_profile.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/kineto_trace.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/profiler/kineto_trace.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
 namespace {

@@ -8,11 +8,12 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/command.hpp"
-#include "sim/core/staging.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/staging.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/replay/report.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/kineto_trace.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/profiler/kineto_trace.hpp"
 
 namespace fleetsim::cli {
 namespace {
@@ -99,6 +100,7 @@ int run_replay(const ReplayArgs& a) {
   w.gpu = a.gpu;
   w.source_gpu = a.source_gpu;
   w.scenario = a.scenario;
+  if (!a.scenario.empty()) w.cluster = load_cluster(a.scenario);
   for (const auto& s : a.sets) w.set(s);
 
   const auto t0 = Clock::now();

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "sim/cli/command.hpp"
-#include "sim/config/scenario.hpp"
-#include "sim/core/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/runner.hpp"
 #include "sim/metrics/summary.hpp"
 
 namespace fleetsim::cli {

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "sim/cli/command.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 namespace fleetsim::cli {
 std::vector<Command>& commands() {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/gpu_catalog.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 
 namespace fleetsim {
 

@@ -26,7 +26,7 @@
 #include <map>
 #include <string>
 
-#include "sim/metrics/observer.hpp"
+#include "sim/engine/observer.hpp"
 #include "sim/platform/cluster_spec.hpp"
 
 namespace fleetsim {

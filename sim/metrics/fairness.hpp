@@ -10,7 +10,7 @@
 // on its fair share; rho > 1: worse. Jobs with unknown or zero alone_s or zero JCT are not rated.
 #include <vector>
 
-#include "sim/metrics/observer.hpp"
+#include "sim/engine/observer.hpp"
 
 namespace fleetsim {
 

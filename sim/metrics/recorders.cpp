@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "workloads/text.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim {
 

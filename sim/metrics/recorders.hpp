@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/metrics/observer.hpp"
+#include "sim/engine/observer.hpp"
 
 namespace fleetsim {
 

@@ -7,9 +7,9 @@
 #include <set>
 #include <string>
 
-#include "models/gpu_catalog.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim {
 
@@ -85,10 +85,13 @@ int ClusterSpec::leaves() const {
   return (n + network.nodes_per_leaf - 1) / network.nodes_per_leaf;
 }
 
-int ClusterSpec::nic_of_gpu(int gpu, int gpus) const {
+int ClusterSpec::gpus_per_nic(int gpus) const {
   const int nics = std::max(1, network.nics_per_node);
-  const int per_nic = network.gpus_per_nic > 0 ? network.gpus_per_nic : std::max(1, (gpus + nics - 1) / nics);
-  return std::min(nics - 1, gpu / per_nic);
+  return network.gpus_per_nic > 0 ? network.gpus_per_nic : std::max(1, (gpus + nics - 1) / nics);
+}
+
+int ClusterSpec::nic_of_gpu(int gpu, int gpus) const {
+  return std::min(std::max(1, network.nics_per_node) - 1, gpu / gpus_per_nic(gpus));
 }
 
 FabricInventory fabric_inventory(const ClusterSpec& spec) {

@@ -50,6 +50,9 @@ struct ClusterSpec {
   /// Leaf *groups* (nodes / nodes_per_leaf, rounded up). Leaf-spine and fat-tree: one leaf switch
   /// each; rail-optimized: one leaf switch per rail in each group (a "scalable unit").
   int leaves() const;
+  /// GPUs sharing one NIC on a node with `gpus` GPUs: network.gpus_per_nic, or (0 = auto) the GPUs
+  /// spread evenly over the NICs, rounded up. The one GPU-to-NIC rule of the platform and models.
+  int gpus_per_nic(int gpus) const;
   /// NIC of local GPU `gpu` on a node with `gpus` GPUs (its rail in a rail-optimized fabric).
   int nic_of_gpu(int gpu, int gpus) const;
 };

@@ -9,9 +9,9 @@
 #include <cmath>
 #include <string>
 
-#include "models/gpu_catalog.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/platform/ring.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 // Shape. SimGrid 3.32 checks name uniqueness on every host/link it creates by a search through all
 // zones, and gathers hosts at every zone seal by a walk over all hosts: building costs

@@ -4,6 +4,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 namespace fleetsim {
@@ -73,6 +74,23 @@ std::string link_tier(const std::string& link_name) {
   if (ends_with(n, "-cpu")) return "cpu";
   if (n.find("-gpu") != std::string::npos) return "gpu";
   return "spine";
+}
+
+std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int>>& gpus) {
+  std::vector<int> nodes;
+  std::map<int, std::vector<int>> local;
+  for (const auto& [node, gpu] : gpus) {
+    if (local.count(node) == 0) nodes.push_back(node);
+    local[node].push_back(gpu);
+  }
+  std::vector<std::pair<int, int>> ring;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    auto& g = local[nodes[k]];
+    std::sort(g.begin(), g.end());
+    if (k % 2 == 1) std::reverse(g.begin(), g.end());
+    for (int x : g) ring.push_back({nodes[k], x});
+  }
+  return ring;
 }
 
 }  // namespace fleetsim

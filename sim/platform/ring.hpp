@@ -2,7 +2,7 @@
 // A ring collective as ONE SimGrid parallel task (needs --cfg=host/model:ptask_L07 at engine
 // creation): every ring neighbour pair ring[i] -> ring[i+1 mod n] carries the same bytes, and the
 // flows progress in lockstep as an NCCL ring does. Shared by the network fidelity of the cluster
-// simulation (sim/core/network_fidelity.cpp) and the Kineto replay (sim/replay/fabric.cpp).
+// simulation (sim/network/) and the Kineto replay (sim/replay/fabric.cpp).
 //
 // L07 gives a ptask one rate r for all its flows; link l bounds (flows on l x bytes) x r <= C_l
 // (a FATPIPE link bounds each flow alone). With B bytes per flow the ptask alone on an idle
@@ -37,6 +37,11 @@ double ring_bytes_for(const RingRoutes& routes, double seconds);
 
 /// Starts a ptask that moves `bytes` over each ring flow and computes nothing.
 simgrid::s4u::ExecPtr start_ring_ptask(const std::vector<simgrid::s4u::Host*>& ring, double bytes);
+
+/// Ring order of a job's (node, local GPU) pairs as NCCL builds it on rail-optimized pods: nodes in
+/// order of first appearance, GPUs by local index, every other node walked backwards, so that each
+/// node-to-node hop joins GPUs of the same local index (the same rail / NIC).
+std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int>>& gpus);
 
 /// Link tier from a platform link name (sim/platform/platform.cpp naming): nic, leaf-uplink, intra,
 /// gpu, cpu or spine (anything else, e.g. SimGrid's fat-tree links).

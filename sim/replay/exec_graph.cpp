@@ -11,7 +11,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 namespace fleetsim::replay {
 namespace {

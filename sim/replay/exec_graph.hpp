@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/kineto_trace.hpp"
+#include "workloads/profiler/kineto_trace.hpp"
 
 namespace fleetsim::replay {
 

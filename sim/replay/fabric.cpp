@@ -7,13 +7,11 @@
 #include <cstdio>
 #include <map>
 
-#include "models/gpu_catalog.hpp"
-#include "sim/config/scenario.hpp"
-#include "sim/core/network_fidelity.hpp"  // ring_order
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/platform/ring.hpp"
 #include "sim/replay/replay.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 namespace fleetsim::replay {
 namespace {
@@ -43,8 +41,8 @@ ReplayCluster replay_cluster(const ExecGraph& g, const std::string& source_gpu, 
   ReplayCluster c;
   c.ranks = std::max(1, g.world_size);
   for (int r : g.ranks) c.ranks = std::max(c.ranks, r + 1);
-  if (!w.scenario.empty()) {
-    c.traced = load_cluster(w.scenario);
+  if (w.cluster) {
+    c.traced = *w.cluster;
     c.source = w.scenario;
     if (c.traced.total_gpus() < c.ranks)
       throw InputError(w.scenario, 0, "cluster",

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "models/gpu_catalog.hpp"
-#include "workloads/text.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::replay {
 namespace {

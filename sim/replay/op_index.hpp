@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/gpu_catalog.hpp"
-#include "models/kernel_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/kernel/kernel_model.hpp"
 #include "sim/replay/exec_graph.hpp"
 
 namespace fleetsim::replay {

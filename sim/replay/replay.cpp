@@ -16,11 +16,12 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "models/gpu_catalog.hpp"
-#include "models/kernel_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/kernel/kernel_model.hpp"
+#include "sim/platform/simgrid_engine.hpp"
 #include "sim/replay/fabric.hpp"
 #include "sim/replay/op_index.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 namespace fleetsim::replay {
 namespace {
@@ -373,17 +374,7 @@ class Replayer {
 }  // namespace
 
 ReplayRun simulate(const ExecGraph& g, const Retiming& r, const WhatIf& w, const ReplayCluster& c) {
-  char arg0[] = "fleetsim";
-  char arg1[] = "--log=root.thres:critical";
-  char arg3[] = "--cfg=host/model:ptask_L07";  // collectives are parallel tasks
-#if defined(__SANITIZE_ADDRESS__)
-  char arg2[] = "--cfg=contexts/factory:thread";
-#else
-  char arg2[] = "--cfg=contexts/factory:raw";
-#endif
-  int argc = 4;
-  char* argv[] = {arg0, arg1, arg2, arg3, nullptr};
-  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  auto engine = start_simgrid({.ptasks = true});  // collectives are parallel tasks
   ReplayRun out;
   Replayer rep(g, r, w);
   rep.run(c, out);

@@ -11,9 +11,11 @@
 // lag) and ends when its body is done and its end constraints are met. One engine per process.
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/platform/cluster_spec.hpp"
 #include "sim/replay/exec_graph.hpp"
 
 namespace fleetsim {
@@ -29,6 +31,7 @@ struct WhatIf {
   std::string gpu;         ///< --gpu TYPE ("" = as traced)
   std::string source_gpu;  ///< the traced GPU when the trace's device name is not in the catalog
   std::string scenario;    ///< --scenario FILE: its [cluster] is the platform ("" = implied by the traces)
+  std::optional<ClusterSpec> cluster;  ///< that [cluster], loaded by the caller (sim/app/scenario.hpp)
   double nic_gbps = 0;     ///< network.nic_gbps (0 = as traced)
   double intra_node_gbps = 0;  ///< network.intra_node_gbps (0 = as traced)
   std::array<double, kKernelClasses> speedup{1, 1, 1, 1, 1, 1, 1, 1};  ///< duration / speedup; inf = removed

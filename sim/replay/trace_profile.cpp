@@ -5,10 +5,10 @@
 #include <map>
 #include <optional>
 
-#include "models/gpu_catalog.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/replay/op_index.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::replay {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "models/training_profile.hpp"
+#include "models/job/training_profile.hpp"
 #include "sim/replay/exec_graph.hpp"
 #include "sim/replay/replay.hpp"
 

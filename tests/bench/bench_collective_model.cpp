@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/collective_model.hpp"
+#include "models/collective/collective_model.hpp"
 
 using namespace fleetsim;
 

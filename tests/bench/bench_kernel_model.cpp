@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/kernel_model.hpp"
+#include "models/kernel/kernel_model.hpp"
 
 namespace fs = std::filesystem;
 using namespace fleetsim;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "sim/replay/exec_graph.hpp"
-#include "workloads/kineto_trace.hpp"
+#include "workloads/profiler/kineto_trace.hpp"
 
 namespace {
 

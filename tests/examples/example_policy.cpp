@@ -4,7 +4,7 @@
 #include <memory>
 #include <set>
 
-#include "sim/scheduling/scheduler.hpp"
+#include "sim/engine/policy.hpp"
 
 namespace fleetsim {
 namespace {

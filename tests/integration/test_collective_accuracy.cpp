@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "models/collective_model.hpp"
-#include "models/gpu_catalog.hpp"
+#include "models/collective/collective_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 
 using namespace fleetsim;
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tests/test_util.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/text.hpp"
 
 using fleetsim::test::read_file;
 using fleetsim::test::run_fleetsim;

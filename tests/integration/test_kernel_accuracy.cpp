@@ -9,8 +9,8 @@
 #include <map>
 
 #include <doctest/doctest.h>
-#include "models/kernel_model.hpp"
-#include "models/memory_curve.hpp"
+#include "models/kernel/kernel_model.hpp"
+#include "models/kernel/memory_curve.hpp"
 
 namespace fs = std::filesystem;
 using namespace fleetsim;

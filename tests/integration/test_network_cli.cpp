@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "models/collective_model.hpp"
-#include "models/gpu_catalog.hpp"
+#include "models/collective/collective_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 #include "tests/test_util.hpp"
 
 using fleetsim::test::read_file;

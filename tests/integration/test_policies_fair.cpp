@@ -3,11 +3,11 @@
 // engine is one per process).
 #include <doctest/doctest.h>
 
-#include "sim/config/scenario.hpp"
-#include "sim/core/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/runner.hpp"
 #include "sim/metrics/summary.hpp"
 #include "tests/sim_harness.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 

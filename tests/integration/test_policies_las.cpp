@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tests/sim_harness.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 

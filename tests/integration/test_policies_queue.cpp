@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/sim_harness.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 

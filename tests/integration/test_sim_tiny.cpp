@@ -4,10 +4,10 @@
 
 #include <map>
 
-#include "sim/config/scenario.hpp"
-#include "sim/core/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/runner.hpp"
 #include "tests/sim_harness.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/text.hpp"
 
 using namespace fleetsim;
 

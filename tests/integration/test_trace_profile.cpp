@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/calibration.hpp"
-#include "models/training_profile.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/job/training_profile.hpp"
 #include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;

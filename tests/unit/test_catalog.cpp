@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
-#include "models/gpu_catalog.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/text.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 using namespace fleetsim;
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/cluster_state.hpp"
+#include "sim/cluster/cluster_state.hpp"
 #include "sim/platform/cluster_spec.hpp"
 
 using namespace fleetsim;

@@ -11,8 +11,8 @@
 
 #include <unistd.h>
 
-#include "models/collective_model.hpp"
-#include "workloads/input_error.hpp"
+#include "models/collective/collective_model.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 namespace fs = std::filesystem;

@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "sim/config/scenario.hpp"
+#include "sim/app/scenario.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/metrics/summary.hpp"
 #include "tests/sim_harness.hpp"
 #include "tests/test_util.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 

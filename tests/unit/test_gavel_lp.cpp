@@ -1,7 +1,7 @@
 // Gavel's max-min fairness LP (sim/scheduling/gavel_lp.hpp) on cases solved by hand.
 #include <doctest/doctest.h>
 
-#include "sim/scheduling/gavel_lp.hpp"
+#include "sim/scheduling/policies/gavel_lp.hpp"
 
 using namespace fleetsim;
 

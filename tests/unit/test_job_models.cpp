@@ -2,8 +2,8 @@
 // jobs spread over nodes, spec-ratio extrapolation, and co-location speed from pair entries.
 #include <doctest/doctest.h>
 
-#include "models/gpu_catalog.hpp"
-#include "models/job_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/job/job_model.hpp"
 
 using namespace fleetsim;
 

@@ -8,8 +8,8 @@
 #include <random>
 #include <string>
 
-#include "models/kernel_model.hpp"
-#include "workloads/input_error.hpp"
+#include "models/kernel/kernel_model.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 namespace fs = std::filesystem;

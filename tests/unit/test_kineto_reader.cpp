@@ -7,8 +7,8 @@
 
 #include "sim/replay/exec_graph.hpp"
 #include "tests/test_util.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/kineto_trace.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/profiler/kineto_trace.hpp"
 
 using namespace fleetsim;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/memory_curve.hpp"
+#include "models/kernel/memory_curve.hpp"
 
 using namespace fleetsim;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/network_fidelity.hpp"
+#include "sim/network/network_fidelity.hpp"
 #include "sim/platform/cluster_spec.hpp"
 #include "sim/platform/platform.hpp"
 #include "tests/platform_util.hpp"

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/cluster_state.hpp"
+#include "sim/cluster/cluster_state.hpp"
 #include "sim/platform/cluster_spec.hpp"
-#include "sim/scheduling/placer.hpp"
-#include "workloads/input_error.hpp"
+#include "sim/cluster/placer.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "sim/core/cluster_state.hpp"
-#include "sim/core/network_fidelity.hpp"
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/network/network_fidelity.hpp"
 #include "sim/platform/platform.hpp"
 #include "tests/platform_util.hpp"
 

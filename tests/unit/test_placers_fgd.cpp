@@ -7,11 +7,11 @@
 #include <set>
 #include <sstream>
 
-#include "sim/core/inflation.hpp"
-#include "sim/scheduling/fragmentation.hpp"
-#include "sim/scheduling/placer.hpp"
+#include "sim/app/inflation.hpp"
+#include "sim/cluster/fragmentation.hpp"
+#include "sim/cluster/placer.hpp"
 #include "tests/test_util.hpp"
-#include "workloads/text.hpp"
+#include "workloads/base/text.hpp"
 
 using namespace fleetsim;
 

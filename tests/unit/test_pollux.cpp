@@ -8,15 +8,15 @@
 #include <filesystem>
 #include <map>
 
-#include "models/gpu_catalog.hpp"
-#include "models/job_model.hpp"
-#include "sim/config/scenario.hpp"
-#include "sim/core/runner.hpp"
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/job/job_model.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/app/runner.hpp"
 #include "tests/sim_harness.hpp"
 #include "tests/test_util.hpp"
 #include "tests/unit/test_workloads_util.hpp"
-#include "workloads/input_error.hpp"
-#include "workloads/trace_reader.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/jobs/trace_reader.hpp"
 
 using namespace fleetsim;
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/scenario.hpp"
+#include "sim/app/scenario.hpp"
 #include "tests/scenario_util.hpp"
 #include "tests/test_util.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;

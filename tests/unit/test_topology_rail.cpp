@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/scenario.hpp"
+#include "sim/app/scenario.hpp"
 #include "sim/platform/cluster_spec.hpp"
 #include "sim/platform/platform.hpp"
 #include "tests/platform_util.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;

@@ -5,11 +5,11 @@
 
 #include <sstream>
 
-#include "models/calibration.hpp"
-#include "models/job_model.hpp"
-#include "models/training_profile.hpp"
+#include "models/calibration/calibration.hpp"
+#include "models/job/job_model.hpp"
+#include "models/job/training_profile.hpp"
 #include "tests/test_util.hpp"
-#include "workloads/input_error.hpp"
+#include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
 

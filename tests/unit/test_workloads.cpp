@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/test_workloads_util.hpp"
-#include "workloads/trace_file.hpp"
-#include "workloads/trace_reader.hpp"
+#include "workloads/jobs/trace_file.hpp"
+#include "workloads/jobs/trace_reader.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "tests/unit/test_workloads_util.hpp"
-#include "workloads/throughput_table.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;

@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "tests/unit/test_workloads_util.hpp"
-#include "workloads/throughput_table.hpp"
-#include "workloads/trace_stats.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
+#include "workloads/jobs/trace_stats.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;

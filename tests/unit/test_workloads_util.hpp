@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "workloads/input_error.hpp"
-#include "workloads/trace_reader.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/jobs/trace_reader.hpp"
 
 namespace fleetsim::test {
 

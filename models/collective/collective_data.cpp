@@ -1,0 +1,482 @@
+// Collective measurements: nccl-tests and aicb readers, the least-squares fitter and the
+// calibration's JSON form.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "models/collective/collective_model.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
+
+namespace fleetsim {
+
+namespace {
+
+std::vector<std::string> tokens(std::string_view line) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(line)};
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+bool is_number(std::string_view s) {
+  if (s.empty()) return false;
+  try {
+    parse_double(s, "", 0, "");
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// "A100" from ".../nccl-allreduce-a100/AR_GPU2_..." (the parent directory's last '-' part).
+std::string system_from_path(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return "";
+  std::string dir = path.substr(0, slash);
+  dir = basename_of(dir);
+  auto dash = dir.find_last_of('-');
+  if (dir.find("nccl") == std::string::npos || dash == std::string::npos) return "";
+  std::string s = dir.substr(dash + 1);
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// "A100" from "NVIDIA A100-SXM4-80GB" or "Tesla V100-SXM2-32GB".
+std::string system_from_device(std::string_view device) {
+  for (const auto& t : tokens(device)) {
+    const std::string l = lower(t);
+    if (l == "nvidia" || l == "tesla" || l == "amd" || l == "geforce") continue;
+    return t.substr(0, t.find('-'));
+  }
+  return "";
+}
+
+std::vector<CollectiveSample> read_lut(std::istream& in, const std::string& path, const std::string& system) {
+  const std::string base = basename_of(path);
+  auto pos = base.find("GPU");
+  int ranks = 0;
+  if (pos != std::string::npos)
+    for (std::size_t i = pos + 3; i < base.size() && std::isdigit(static_cast<unsigned char>(base[i])); ++i)
+      ranks = ranks * 10 + (base[i] - '0');
+  if (ranks <= 0)
+    throw InputError(path, 0, "ranks",
+                     "cannot tell the GPU count: the file name has no 'GPU<n>' (e.g. AR_GPU8_...)");
+  const std::string sys = system.empty() ? system_from_path(path) : system;
+  std::vector<CollectiveSample> out;
+  std::string line;
+  long lineno = 1;  // header already read
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty()) continue;
+    auto f = split(line, ',');
+    if (f.size() < 4)
+      throw InputError(path, lineno, "",
+                       "expected at least 4 comma-separated fields (size(B),count,type,time(ns)), got " +
+                           std::to_string(f.size()));
+    const double bytes = parse_double(trim(f[0]), path, lineno, "size(B)");
+    const double ns = parse_double(trim(f[3]), path, lineno, "time(ns)");
+    if (bytes <= 0) throw InputError(path, lineno, "size(B)", "size must be positive");
+    if (ns <= 0) throw InputError(path, lineno, "time(ns)", "time must be positive");
+    out.push_back({path, lineno, sys, Collective::all_reduce, bytes, ranks, 1, ns * 1e-9});
+  }
+  if (out.empty()) throw InputError(path, 0, "", "no result rows after the header");
+  return out;
+}
+
+std::vector<CollectiveSample> read_stdout(std::istream& in, const std::string& path,
+                                          const std::string& system) {
+  std::optional<Collective> op;
+  std::set<int> ranks_seen;
+  std::set<std::string> hosts;
+  std::string sys = system;
+  int size_col = -1, time_col = -1, ngpus = 0, nthreads = 1;
+  std::size_t ncols = 0;
+  std::vector<CollectiveSample> out;
+  std::string line;
+  long lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const std::string_view t = trim(line);
+    if (t.empty()) continue;
+    auto tok = tokens(t);
+    if (!op)
+      for (const auto& w : tok)
+        if (w.size() > 5 && w.ends_with("_perf"))
+          if (auto o = parse_collective(basename_of(w))) op = o;
+    if (t.front() == '#') {
+      tok.erase(tok.begin(), tok.begin() + (tok.front() == "#" ? 1 : 0));
+      if (!tok.empty() && tok.front().front() == '#') tok.front().erase(0, 1);
+      for (std::size_t i = 0; i + 1 < tok.size(); ++i) {
+        if (tok[i] == "nGpus") ngpus = static_cast<int>(parse_int(tok[i + 1], path, lineno, "nGpus"));
+        if (tok[i] == "nThread") nthreads = static_cast<int>(parse_int(tok[i + 1], path, lineno, "nThread"));
+      }
+      if (tok.size() >= 2 && tok[0] == "Rank") {
+        ranks_seen.insert(static_cast<int>(parse_int(tok[1], path, lineno, "Rank")));
+        for (std::size_t i = 0; i + 1 < tok.size(); ++i)
+          if (tok[i] == "on") hosts.insert(tok[i + 1]);
+        if (sys.empty())
+          if (auto br = t.find("] "); br != std::string_view::npos)
+            sys = system_from_device(t.substr(br + 2));
+      }
+      auto has = [&](const char* w) { return std::find(tok.begin(), tok.end(), w) != tok.end(); };
+      if (size_col < 0 && has("size") && has("count") && has("time")) {
+        ncols = tok.size();
+        size_col = static_cast<int>(std::find(tok.begin(), tok.end(), "size") - tok.begin());
+        time_col = static_cast<int>(std::find(tok.begin(), tok.end(), "time") - tok.begin());
+      }
+      continue;
+    }
+    if (size_col < 0 || tok.empty() || !is_number(tok.front())) continue;  // NCCL INFO lines, warnings
+    if (tok.size() < ncols)
+      throw InputError(
+          path, lineno, "",
+          "result row has " + std::to_string(tok.size()) + " columns, the header " + std::to_string(ncols));
+    const double bytes = parse_double(tok[static_cast<std::size_t>(size_col)], path, lineno, "size");
+    const double us = parse_double(tok[static_cast<std::size_t>(time_col)], path, lineno, "time");
+    if (bytes <= 0 || us <= 0) continue;  // nccl-tests prints size-0 rows for tiny counts
+    out.push_back({path, lineno, sys, Collective::all_reduce, bytes, 0, 1, us * 1e-6});
+  }
+  if (size_col < 0)
+    throw InputError(path, 0, "",
+                     "no nccl-tests result table (a '#  size  count  type ... time' header line)");
+  if (out.empty()) throw InputError(path, 0, "", "no result rows in the nccl-tests table");
+  int ranks = static_cast<int>(ranks_seen.size());
+  if (ranks == 0) ranks = ngpus * std::max(1, nthreads);
+  if (ranks <= 0)
+    throw InputError(path, 0, "ranks", "no '#  Rank <r> ... device' lines and no nGpus: rank count unknown");
+  const int nodes = std::max<int>(1, static_cast<int>(hosts.size()));
+  for (auto& s : out) {
+    s.op = op.value_or(Collective::all_reduce);
+    s.ranks = ranks;
+    s.nodes = nodes;
+    s.system = sys;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<CollectiveSample> read_nccl_tests(const std::string& path, const std::string& system) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open nccl-tests results");
+  std::string first;
+  long lineno = 0;
+  while (std::getline(in, first)) {
+    ++lineno;
+    if (!trim(first).empty()) break;
+  }
+  const std::string head = lower(trim(first));
+  if (head.starts_with("size(b)")) {
+    if (lineno != 1) throw InputError(path, lineno, "", "the LUT header must be the first line");
+    return read_lut(in, path, system);
+  }
+  if (!head.empty() && head.front() == '#') {
+    in.clear();
+    in.seekg(0);
+    return read_stdout(in, path, system);
+  }
+  throw InputError(path, lineno, "",
+                   "not an nccl-tests result: expected a 'size(B),count,type,time(ns),busbw(GB/s),...' LUT "
+                   "header or nccl-tests output starting with '#' lines");
+}
+
+std::vector<CollectiveSample> read_aicb_csv(const std::string& path, const std::string& system) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open aicb collective log");
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(path, 0, "", "empty file: no header line");
+  auto header = split(line, ',');
+  auto col = [&](const char* name) {
+    for (std::size_t i = 0; i < header.size(); ++i)
+      if (trim(header[i]) == name) return i;
+    throw InputError(
+        path, 1, name,
+        "missing column (aicb header: comm_type,comm_group,comm_group_size,msg_size,...,_elapsed_time,...)");
+  };
+  const std::size_t c_type = col("comm_type"), c_size = col("comm_group_size"), c_msg = col("msg_size"),
+                    c_time = col("_elapsed_time");
+  const std::size_t need = std::max({c_type, c_size, c_msg, c_time}) + 1;
+  std::vector<CollectiveSample> out;
+  long lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (trim(line).empty()) continue;
+    auto f = split(line, ',');
+    if (f.size() < need)
+      throw InputError(
+          path, lineno, "",
+          "expected " + std::to_string(header.size()) + " fields, got " + std::to_string(f.size()));
+    auto op = parse_collective(f[c_type]);
+    const std::string group = std::string(trim(f[c_size]));
+    if (!op || group.empty() || group == "None") continue;
+    const double bytes = parse_double(trim(f[c_msg]), path, lineno, "msg_size");
+    const double ms = parse_double(trim(f[c_time]), path, lineno, "_elapsed_time");
+    const auto ranks = parse_int(group, path, lineno, "comm_group_size");
+    if (ranks < 1) throw InputError(path, lineno, "comm_group_size", "must be at least 1");
+    if (bytes <= 0 || ms <= 0) continue;
+    out.push_back({path, lineno, system, *op, bytes, static_cast<int>(ranks), 1, ms * 1e-3});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fitter
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Least squares on relative error: minimise sum ((a + x c - t) / t)^2 over a >= 0, c > 0.
+void fit_band(const std::vector<std::pair<double, double>>& xt, double& a, double& c) {
+  const auto k = static_cast<Eigen::Index>(xt.size());
+  Eigen::MatrixXd A(k, 2);
+  Eigen::VectorXd b = Eigen::VectorXd::Ones(k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    const auto& [x, t] = xt[static_cast<std::size_t>(i)];
+    A(i, 0) = 1.0 / t;
+    A(i, 1) = x / t;
+  }
+  Eigen::Vector2d sol = Eigen::Vector2d::Zero();
+  bool distinct = false;
+  for (const auto& p : xt) distinct = distinct || p.first != xt.front().first;
+  if (distinct) sol = A.colPivHouseholderQr().solve(b);
+  a = sol(0);
+  c = sol(1);
+  if (!distinct || a < 0) {  // through the origin: bandwidth only
+    a = 0;
+    c = A.col(1).sum() / A.col(1).squaredNorm();
+  }
+  if (!(c > 0)) {  // time does not grow with size here: latency only
+    c = 1e-15;     // 1e6 GB/s
+    Eigen::VectorXd r = A.col(0);
+    Eigen::VectorXd rhs = b - c * A.col(1);
+    a = std::max(0.0, r.dot(rhs) / r.squaredNorm());
+  }
+}
+
+}  // namespace
+
+CollectiveCalibration fit_collectives(const std::vector<CollectiveSample>& samples) {
+  using Key = std::tuple<std::string, int, int, int>;  // system, op, ranks, nodes
+  std::map<Key, std::vector<const CollectiveSample*>> groups;
+  for (const auto& s : samples) {
+    if (s.bytes <= 0 || s.seconds <= 0 || s.ranks < 2) continue;
+    groups[{s.system, static_cast<int>(s.op), s.ranks, std::max(1, s.nodes)}].push_back(&s);
+  }
+  CollectiveCalibration cal;
+  for (auto& [key, rows] : groups) {
+    std::sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->bytes < b->bytes; });
+    CollectiveCurve curve;
+    curve.system = std::get<0>(key);
+    curve.op = static_cast<Collective>(std::get<1>(key));
+    curve.ranks = std::get<2>(key);
+    curve.nodes = std::get<3>(key);
+    curve.samples = static_cast<int>(rows.size());
+    // Octave bands [2^k, 2^(k+1)); a band needs two distinct sizes to fit latency and bandwidth,
+    // so a short band joins the one before it (or, for the first, the one after).
+    struct Span {
+      int lo_oct, hi_oct;
+      std::vector<const CollectiveSample*> rows;
+      std::set<double> sizes;
+    };
+    std::vector<Span> spans;
+    for (auto* r : rows) {
+      const int oct = static_cast<int>(std::floor(std::log2(r->bytes)));
+      if (spans.empty() || spans.back().lo_oct != oct) spans.push_back({oct, oct + 1, {}, {}});
+      spans.back().rows.push_back(r);
+      spans.back().sizes.insert(r->bytes);
+    }
+    std::vector<Span> merged;
+    for (auto& sp : spans) {
+      if (!merged.empty() && (sp.sizes.size() < 2 || merged.back().sizes.size() < 2)) {
+        auto& prev = merged.back();
+        prev.hi_oct = sp.hi_oct;
+        prev.rows.insert(prev.rows.end(), sp.rows.begin(), sp.rows.end());
+        prev.sizes.insert(sp.sizes.begin(), sp.sizes.end());
+      } else {
+        merged.push_back(std::move(sp));
+      }
+    }
+    if (merged.size() > 1 && merged.back().sizes.size() < 2) {
+      auto last = std::move(merged.back());
+      merged.pop_back();
+      merged.back().hi_oct = last.hi_oct;
+      merged.back().rows.insert(merged.back().rows.end(), last.rows.begin(), last.rows.end());
+      merged.back().sizes.insert(last.sizes.begin(), last.sizes.end());
+    }
+    const double factor = bus_factor(curve.op, curve.ranks);
+    for (const auto& sp : merged) {
+      std::vector<std::pair<double, double>> xt;
+      for (auto* r : sp.rows) xt.emplace_back(factor * r->bytes, r->seconds);
+      double a = 0, c = 0;
+      fit_band(xt, a, c);
+      curve.bands.push_back({std::ldexp(1.0, sp.lo_oct), std::ldexp(1.0, sp.hi_oct), a, 1.0 / (c * 1e9),
+                             static_cast<int>(sp.rows.size())});
+    }
+    cal.curves.push_back(std::move(curve));
+  }
+  return cal;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kFormat = "fleetsim.collective-calibration";
+constexpr std::array<CollectiveProtocol, 3> kProtocols{CollectiveProtocol::ll, CollectiveProtocol::ll128,
+                                                       CollectiveProtocol::simple};
+
+nlohmann::json protocols_json(const std::array<ProtocolParams, 3>& ps) {
+  nlohmann::json j = nlohmann::json::object();
+  for (auto p : kProtocols) {
+    const auto& pp = ps[static_cast<std::size_t>(p)];
+    j[to_string(p)] = {{"base_latency_s", pp.base_latency_s},
+                       {"hop_latency_factor", pp.hop_latency_factor},
+                       {"efficiency", pp.efficiency}};
+  }
+  return j;
+}
+
+double number(const nlohmann::json& j, const char* key, const std::string& file, const std::string& where,
+              bool positive) {
+  const std::string field = where.empty() ? key : where + "." + key;
+  if (!j.is_object() || !j.contains(key)) throw InputError(file, 0, field, "missing");
+  const auto& v = j.at(key);
+  if (!v.is_number()) throw InputError(file, 0, field, "must be a number");
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0 || (positive && d == 0))
+    throw InputError(file, 0, field,
+                     positive ? "must be a positive number" : "must be a non-negative number");
+  return d;
+}
+
+std::string text(const nlohmann::json& j, const char* key, const std::string& file,
+                 const std::string& where) {
+  const std::string field = where.empty() ? key : where + "." + key;
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_string())
+    throw InputError(file, 0, field, "missing or not a string");
+  return j.at(key).get<std::string>();
+}
+
+}  // namespace
+
+nlohmann::json to_json(const CollectiveCalibration& cal) {
+  nlohmann::json curves = nlohmann::json::array();
+  for (const auto& c : cal.curves) {
+    nlohmann::json bands = nlohmann::json::array();
+    for (const auto& b : c.bands)
+      bands.push_back({{"min_bytes", b.min_bytes},
+                       {"max_bytes", b.max_bytes},
+                       {"latency_s", b.latency_s},
+                       {"busbw_gbs", b.busbw_gbs},
+                       {"samples", b.samples}});
+    curves.push_back({{"system", c.system},
+                      {"op", to_string(c.op)},
+                      {"ranks", c.ranks},
+                      {"nodes", c.nodes},
+                      {"samples", c.samples},
+                      {"bands", bands}});
+  }
+  nlohmann::json out = {
+      {"format", kFormat},
+      {"version", 1},
+      {"analytic",
+       {{"ring", protocols_json(cal.analytic.ring)}, {"tree", protocols_json(cal.analytic.tree)}}},
+      {"curves", curves}};
+  if (!cal.node_topology.empty()) {
+    nlohmann::json topo = nlohmann::json::object();
+    for (const auto& [system, t] : cal.node_topology) topo[system] = t->name;
+    out["node_topology"] = topo;
+  }
+  return out;
+}
+
+CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, 0, "", "a collective calibration must be a JSON object");
+  if (text(j, "format", file, "") != kFormat)
+    throw InputError(file, 0, "format", std::string("expected '") + kFormat + "'");
+  if (number(j, "version", file, "", true) != 1)
+    throw InputError(file, 0, "version", "unsupported version (expected 1)");
+  CollectiveCalibration cal;
+  if (j.contains("analytic")) {
+    const auto& a = j.at("analytic");
+    for (const char* algo : {"ring", "tree"}) {
+      if (!a.is_object() || !a.contains(algo))
+        throw InputError(file, 0, std::string("analytic.") + algo, "missing");
+      auto& dst = std::string(algo) == "ring" ? cal.analytic.ring : cal.analytic.tree;
+      for (auto p : kProtocols) {
+        const std::string where = std::string("analytic.") + algo + "." + to_string(p);
+        if (!a.at(algo).contains(to_string(p))) throw InputError(file, 0, where, "missing");
+        const auto& pj = a.at(algo).at(to_string(p));
+        auto& pp = dst[static_cast<std::size_t>(p)];
+        pp.base_latency_s = number(pj, "base_latency_s", file, where, false);
+        pp.hop_latency_factor = number(pj, "hop_latency_factor", file, where, false);
+        pp.efficiency = number(pj, "efficiency", file, where, true);
+      }
+    }
+  }
+  if (!j.contains("curves") || !j.at("curves").is_array())
+    throw InputError(file, 0, "curves", "missing or not an array");
+  const auto& cs = j.at("curves");
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const std::string where = "curves[" + std::to_string(i) + "]";
+    const auto& cj = cs[i];
+    CollectiveCurve c;
+    c.system = text(cj, "system", file, where);
+    c.op = parse_collective(text(cj, "op", file, where), file, 0, where + ".op");
+    c.ranks = static_cast<int>(number(cj, "ranks", file, where, true));
+    c.nodes = static_cast<int>(number(cj, "nodes", file, where, true));
+    c.samples = cj.contains("samples") ? static_cast<int>(number(cj, "samples", file, where, false)) : 0;
+    if (!cj.contains("bands") || !cj.at("bands").is_array() || cj.at("bands").empty())
+      throw InputError(file, 0, where + ".bands", "missing or empty array");
+    for (std::size_t k = 0; k < cj.at("bands").size(); ++k) {
+      const std::string bw = where + ".bands[" + std::to_string(k) + "]";
+      const auto& bj = cj.at("bands")[k];
+      CollectiveBand b;
+      b.min_bytes = number(bj, "min_bytes", file, bw, false);
+      b.max_bytes = number(bj, "max_bytes", file, bw, false);
+      b.latency_s = number(bj, "latency_s", file, bw, false);
+      b.busbw_gbs = number(bj, "busbw_gbs", file, bw, true);
+      b.samples = bj.contains("samples") ? static_cast<int>(number(bj, "samples", file, bw, false)) : 0;
+      if (!c.bands.empty() && b.min_bytes < c.bands.back().min_bytes)
+        throw InputError(file, 0, bw + ".min_bytes", "bands must be sorted by min_bytes");
+      c.bands.push_back(b);
+    }
+    cal.curves.push_back(std::move(c));
+  }
+  if (j.contains("node_topology")) {
+    const auto& t = j.at("node_topology");
+    if (!t.is_object()) throw InputError(file, 0, "node_topology", "expected an object {system: topology}");
+    for (const auto& [system, name] : t.items()) {
+      if (!name.is_string()) throw InputError(file, 0, "node_topology." + system, "expected a topology name");
+      cal.node_topology[system] = &node_topology(name.get<std::string>(), file, 0, "node_topology." + system);
+    }
+  }
+  return cal;
+}
+
+CollectiveCalibration load_collective_calibration(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open collective calibration");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, 0, "", std::string("invalid JSON: ") + e.what());
+  }
+  return collective_calibration_from_json(j, path);
+}
+
+}  // namespace fleetsim

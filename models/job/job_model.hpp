@@ -1,0 +1,74 @@
+#pragma once
+// JobModel: how long a job runs on a given placement. Pure function of its inputs (no SimGrid).
+// Registered by name; the scenario's [execution] job_model selects one.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "workloads/jobs/job.hpp"
+#include "workloads/base/registry.hpp"
+
+namespace fleetsim {
+
+/// What the model needs to know about where a job was placed.
+struct PlacementSummary {
+  std::string gpu_type;  ///< canonical catalog name of the GPUs it got
+  int gpus = 1;
+  int nodes = 1;         ///< distinct nodes spanned
+  int leaves = 1;        ///< distinct leaf switches spanned
+  int gpu_milli = 1000;  ///< share of each GPU
+};
+
+/// One training iteration of a data-parallel job on a placement, for the network fidelity
+/// (sim/core/network_fidelity.hpp): compute on the critical path and the all-reduce time that is
+/// not hidden behind it, both on the idle fabric.
+struct IterationShape {
+  double compute_s = 0;
+  double exposed_comm_s = 0;
+};
+
+struct JobModelParams {
+  std::string throughputs;             ///< Gavel-format throughput table (throughput model)
+  std::string reference_gpu = "v100";  ///< table type used (scaled by peak FP32) for GPU types absent from it
+  std::string scenario_file;           ///< for messages
+  // "kernels" model (per-iteration kernels + gradient all-reduce, models/training_profile.hpp):
+  std::string profiles;                         ///< training-profile TOML
+  std::string calibration;                      ///< calibration JSON ("" = spec-only models)
+  std::string kernel_model = "calibrated";      ///< kernel model registry name
+  std::string collective_model = "calibrated";  ///< collective model registry name
+  double nic_gbps = 100;                        ///< per-node NIC bandwidth, Gbit/s
+};
+
+class JobModel {
+ public:
+  virtual ~JobModel() = default;
+  /// Run time in seconds, or nullopt with `why` set when this model cannot time this job
+  /// (the simulator then skips the job and reports why).
+  virtual std::optional<double> run_time_s(const JobSpec& job, const PlacementSummary& where,
+                                           std::string& why) const = 0;
+  /// Can the model time this job at all (on some GPU type)? Used to skip jobs up front.
+  virtual bool can_time(const JobSpec& job, std::string& why) const = 0;
+  /// Speed factor (0, 1] of `job` while it shares a GPU of type `gpu_type` with `other`, if the
+  /// model has a measurement for the pair; nullopt = use the scenario's configured factor.
+  /// The job's iteration on this placement, if the model knows it; nullopt = the network
+  /// fidelity's scenario defaults (execution.iteration_compute_s, grad_mb_default).
+  virtual std::optional<IterationShape> iteration_shape(const JobSpec& /*job*/,
+                                                        const PlacementSummary& /*where*/) const {
+    return std::nullopt;
+  }
+  virtual std::optional<double> colocated_speed(const JobSpec& /*job*/, const JobSpec& /*other*/,
+                                                const std::string& /*gpu_type*/) const {
+    return std::nullopt;
+  }
+};
+
+using JobModelRegistry = Registry<JobModel, const JobModelParams&>;
+JobModelRegistry& job_models();
+
+struct JobModelRegistrar {
+  JobModelRegistrar(std::string name, std::string description, JobModelRegistry::Factory f) {
+    job_models().add(std::move(name), std::move(description), std::move(f));
+  }
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,140 @@
+#include "sim/app/runner.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "sim/engine/simulation.hpp"
+#include "sim/app/staging.hpp"
+#include "sim/metrics/energy.hpp"
+#include "sim/metrics/fairness.hpp"
+#include "sim/network/network_hook.hpp"
+#include "sim/network/network_report.hpp"
+#include "sim/metrics/recorders.hpp"
+#include "sim/metrics/summary.hpp"
+#include "workloads/base/input_error.hpp"
+
+namespace fleetsim {
+namespace fs = std::filesystem;
+
+std::vector<JobSpec> load_jobs(const Scenario& scenario) {
+  std::vector<JobSpec> jobs = read_trace(scenario.workload);
+  if (scenario.workload_limit > 0 && static_cast<long>(jobs.size()) > scenario.workload_limit)
+    jobs.resize(static_cast<std::size_t>(scenario.workload_limit));
+  return jobs;
+}
+
+std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpec>& jobs) {
+  if (scenario.execution.job_model != "auto") return scenario.execution.job_model;
+  if (!scenario.execution.profiles.empty()) return "kernels";
+  const bool has_steps = !jobs.empty() && jobs.front().steps.has_value();
+  return has_steps && !scenario.execution.throughputs.empty() ? "throughput" : "trace";
+}
+
+RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // Resolve every name before the (possibly long) trace read, so typos fail fast.
+  SimulationParts parts;
+  parts.scheduler = schedulers().create(sc.scheduler.policy, SchedulerParams{sc.seed, &sc.scheduler.options},
+                                        sc.key_file("scheduler.policy"), sc.key_line("scheduler.policy"),
+                                        "scheduler.policy");
+  parts.placer = placers().create(
+      sc.scheduler.placement, PlacerParams{sc.seed, &sc.scheduler.placement_options},
+      sc.key_file("scheduler.placement"), sc.key_line("scheduler.placement"), "scheduler.placement");
+  sc.scheduler.options.check_all_used("scheduling policy '" + sc.scheduler.policy + "'");
+  sc.scheduler.placement_options.check_all_used("placement policy '" + sc.scheduler.placement + "'");
+  parts.restart_overhead_s = sc.execution.restart_overhead_s;
+  parts.restart_s_per_gb = sc.execution.restart_s_per_gb;
+  parts.state_gb_per_gpu = sc.execution.state_gb_per_gpu;
+  parts.colocation_slowdown = sc.execution.colocation_slowdown;
+  if (sc.execution.job_model != "auto" && !job_models().contains(sc.execution.job_model))
+    throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
+                     "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");
+
+  parts.jobs = load_jobs(sc);
+  parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
+  const std::string model_name = resolve_job_model(sc, parts.jobs);
+  JobModelParams mp;
+  mp.throughputs = sc.execution.throughputs;
+  mp.reference_gpu = sc.execution.reference_gpu;
+  mp.scenario_file = sc.file;
+  mp.profiles = sc.execution.profiles;
+  mp.calibration = sc.execution.calibration;
+  mp.kernel_model = sc.execution.kernel_model;
+  mp.collective_model = sc.execution.collective_model;
+  mp.nic_gbps = sc.cluster.network.nic_gbps;
+  if (model_name == "throughput" && mp.throughputs.empty())
+    throw InputError(sc.file, 0, "execution.throughputs",
+                     "the throughput job model needs a throughput table");
+  parts.job_model =
+      job_models().create(model_name, mp, sc.file, sc.key_line("execution.job_model"), "execution.job_model");
+  parts.cluster = sc.cluster;
+  EnergyObserver energy(sc.power, sc.cluster);
+
+  Staging staging(sc.output.dir);
+  JobTable table;
+  TimeSeries series(sc.output.timeseries);
+  FairnessObserver fairness;
+  Progress progress(stderr);
+  std::unique_ptr<NetworkFidelity> network;
+  if (sc.execution.fidelity == "network")
+    network = std::make_unique<NetworkFidelity>(
+        sc.cluster, NetworkFidelityConfig{sc.execution.grad_mb_default * 1e6, sc.execution.iteration_compute_s,
+                                          sc.execution.chunks_shared});
+  Simulation sim(std::move(parts));
+  if (network) sim.attach(*network);
+  sim.add_observer(table);
+  sim.add_observer(series);
+  sim.add_observer(fairness);
+  sim.add_observer(energy);
+  if (!options.quiet && options.progress) sim.add_observer(progress);
+  const SimulationResult res = sim.run();
+
+  RunInfo info;
+  info.scenario = sc.file;
+  info.policy = sc.scheduler.policy;
+  info.placement = sc.scheduler.placement;
+  info.job_model = model_name;
+  info.seed = sc.seed;
+  info.jobs = res.jobs;
+  info.events = res.events;
+  {
+    auto f = staging.open("jobs.csv");
+    table.write_csv(f);
+  }
+  {
+    auto f = staging.open("skipped.csv");
+    table.write_skipped_csv(f);
+  }
+  if (sc.output.timeseries) {
+    auto f = staging.open("timeseries.csv");
+    series.write_csv(f);
+  }
+  info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RunOutcome out;
+  out.summary = make_summary(info, table, series, &fairness, &energy);
+  if (network) {
+    const NetworkReport report = network->report();
+    {
+      auto f = staging.open("links.csv");
+      write_links_csv(f, report);
+    }
+    {
+      auto f = staging.open("link_tiers.csv");
+      write_link_tiers_csv(f, report);
+    }
+    out.summary["network"] = network_summary(report, table);
+  }
+  {
+    auto f = staging.open("summary.json");
+    f << out.summary.dump(2) << '\n';
+  }
+  staging.commit(
+      {"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv"});
+  out.out_dir = sc.output.dir;
+  return out;
+}
+
+}  // namespace fleetsim

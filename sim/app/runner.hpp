@@ -1,0 +1,30 @@
+#pragma once
+// run_scenario: read the trace, build the policies and job model by name, simulate, and write
+// the outputs. Outputs are written into a hidden staging folder and moved into place only when
+// the run succeeded, so a failed run never leaves partial files presented as complete.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/app/scenario.hpp"
+
+namespace fleetsim {
+
+struct RunOptions {
+  bool quiet = false;    ///< no progress line, no stdout table
+  bool progress = true;  ///< progress line on stderr for runs longer than a second
+};
+
+struct RunOutcome {
+  nlohmann::ordered_json summary;
+  std::string out_dir;
+};
+
+/// Read the workload of a scenario (applies workload.limit). Throws InputError.
+std::vector<JobSpec> load_jobs(const Scenario& scenario);
+
+/// Name of the job model "auto" resolves to for this scenario.
+std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpec>& jobs);
+
+RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options);
+
+}  // namespace fleetsim

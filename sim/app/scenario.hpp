@@ -1,0 +1,89 @@
+#pragma once
+// Scenario: the typed, validated form of a scenario TOML file (plus --set overrides).
+// Every key, its type, unit and default is declared once in scenario_schema.cpp; unknown keys are
+// errors that suggest the closest valid key; errors name file, line and key.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/energy.hpp"
+#include "sim/platform/cluster_spec.hpp"
+#include "workloads/base/options.hpp"
+#include "workloads/jobs/trace_reader.hpp"
+
+namespace fleetsim {
+
+struct SchedulerConfig {
+  std::string policy = "fifo";          ///< scheduling policy registry name
+  std::string placement = "first-fit";  ///< placement policy registry name
+  Options options;                      ///< [scheduler.options]: the policy's knobs
+  Options placement_options;            ///< [scheduler.placement_options]: the placer's knobs
+};
+
+struct ExecutionConfig {
+  /// Job model registry name: "trace" (the trace's duration), "throughput" (steps / measured rate
+  /// for the GPU type and placement from a Gavel table), "kernels" (per-iteration kernels and
+  /// all-reduce from a training profile, predicted by calibrated models), or "auto" (kernels when
+  /// profiles are given, else throughput when the workload has steps and a throughput table, else
+  /// trace).
+  std::string job_model = "auto";
+  std::string
+      throughputs;  ///< throughput table for the "throughput" model (defaults to workload.throughputs)
+  std::string reference_gpu = "v100";       ///< table GPU type used for GPU types absent from the table
+  double restart_overhead_s = 30;           ///< fixed checkpoint-restore cost of a preempted job's restart, s
+  double restart_s_per_gb = 0;              ///< plus this many seconds per GB of model state
+  double state_gb_per_gpu = 0;              ///< model state per GPU of the job, GB (for restart_s_per_gb)
+  double colocation_slowdown = 1;           ///< speed factor of a job per other job on its GPU (no pair rate)
+  std::string profiles;                     ///< training profiles for the "kernels" model (TOML)
+  std::string calibration;                  ///< calibration JSON for the "kernels" model
+  std::string kernel_model = "calibrated";  ///< kernel model: calibrated | table | roofline
+  std::string collective_model = "calibrated";  ///< collective model: calibrated | nccl-default
+  std::string fidelity = "delay";               ///< delay (job-level) | network (jobs share the fabric)
+  double grad_mb_default = 1000;                ///< network: gradient MB all-reduced per iteration
+  double iteration_compute_s = 0.5;             ///< network: compute per iteration, s
+  int chunks_shared = 16;                       ///< network: chunks per job while it shares links
+};
+
+struct OutputConfig {
+  std::string dir = "results";  ///< output folder (created)
+  bool timeseries = true;       ///< write timeseries.csv
+};
+
+struct Scenario {
+  std::string file;  ///< the scenario file (for messages)
+  std::uint64_t seed = 1;
+  ClusterSpec cluster;
+  WorkloadConfig workload;
+  long workload_limit = 0;  ///< read at most this many jobs (0 = all), e.g. a slice for golden tests
+  SchedulerConfig scheduler;
+  ExecutionConfig execution;
+  OutputConfig output;
+  PowerConfig power;  ///< [power]: the energy model's figures (sim/metrics/energy.hpp)
+  /// Line of each key in the file (0 or absent when it came from --set), for later messages.
+  std::map<std::string, long> key_lines;
+  std::set<std::string> overridden;  ///< keys given with --set
+
+  /// (file, line) of a key, for InputError.
+  std::string key_file(const std::string& key) const;
+  long key_line(const std::string& key) const;
+};
+
+/// Load and validate a scenario. `overrides` are "dotted.key=value" strings (value in TOML syntax,
+/// bare words taken as strings); relative paths in the file resolve against the file's folder,
+/// those given in overrides against the current directory.
+/// Every scenario key with its type, unit and default, one per line (for docs and --help).
+std::string describe_scenario_keys();
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Only the [cluster] section of a scenario file (the whole file is still validated against the
+/// schema, so an unknown key anywhere is an error naming file, line and key; other sections are
+/// optional). For commands that need a platform but no workload (fleetsim replay --scenario).
+ClusterSpec load_cluster(const std::string& path);
+/// Same as load_scenario, from TOML text (tests); `name` is used in messages, `base_dir` resolves relative
+/// paths.
+Scenario parse_scenario(const std::string& toml_text, const std::string& name, const std::string& base_dir,
+                        const std::vector<std::string>& overrides = {});
+
+}  // namespace fleetsim

@@ -1,0 +1,61 @@
+#pragma once
+// Execution hooks: optional features that change how running jobs progress attach to the engine
+// here, the way SimGrid's plugins attach to engine signals. The engine calls the hook at a job's
+// start, at the end of each of its phases, and when it leaves its GPUs; the hook steers the job
+// through JobClock. Network fidelity (sim/network/) is one; the engine does not know which is
+// attached. Observers (observer.hpp) only watch; hooks may change timing.
+#include <optional>
+
+#include "models/job/job_model.hpp"
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/engine/execution.hpp"
+#include "sim/engine/observer.hpp"
+
+namespace fleetsim {
+
+struct Platform;
+
+/// What a hook may read and do to running jobs (implemented by the engine).
+class JobClock {
+ public:
+  virtual ~JobClock() = default;
+  virtual double now() const = 0;
+  virtual const JobSpec& job(JobId id) const = 0;
+  virtual const JobModel& job_model() const = 0;
+  virtual const Allocation& allocation(JobId id) const = 0;
+  virtual Execution& execution(JobId id) = 0;
+  virtual JobRecord& record(JobId id) = 0;
+  /// Brings the job's progress up to now (restart overhead first, then work at its speed).
+  virtual void advance(JobId id) = 0;
+  /// Re-arms the job's phase-end event from its execution state (none while held).
+  virtual void reschedule(JobId id) = 0;
+  /// The job's work is complete: it ends now and releases its GPUs.
+  virtual void finish(JobId id) = 0;
+};
+
+class ExecutionHook {
+ public:
+  virtual ~ExecutionHook() = default;
+  /// SimGrid's parallel-task host model is needed (set before the platform is built).
+  virtual bool needs_ptasks() const { return false; }
+  /// Once, after the platform is built and before the first event.
+  virtual void attach(JobClock& /*clock*/, const Platform& /*platform*/, std::size_t /*jobs*/) {}
+  /// A job started (or restarted) on its allocation; its run time is known, target = 1.
+  virtual void on_start(JobId /*id*/, const PlacementSummary& /*where*/) {}
+  /// A job reached its phase target. true: the hook continues it; false: the job is done.
+  virtual bool on_phase_end(JobId /*id*/) { return false; }
+  /// A job leaves its GPUs (finish or preemption); its progress is up to date.
+  virtual void on_leave(JobId /*id*/) {}
+  /// Work a held job has made since it was held (an estimate, for policies' progress views).
+  virtual double held_progress(JobId /*id*/) const { return 0; }
+  /// The hook has activities in flight: the engine waits on them instead of sleeping.
+  virtual bool busy() const { return false; }
+  /// Waits until one of its activities ends or `until` (inf: no limit); returns the job whose
+  /// activity ended. The engine then brings its clock up and calls resume().
+  virtual std::optional<JobId> wait(double /*until*/) { return std::nullopt; }
+  virtual void resume(JobId /*id*/) {}
+  /// The simulation ended at `time_s`.
+  virtual void on_end(double /*time_s*/) {}
+};
+
+}  // namespace fleetsim

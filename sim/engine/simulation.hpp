@@ -1,0 +1,64 @@
+#pragma once
+// Simulation: the engine. Replays jobs on a cluster, strictly event-driven on SimGrid's clock.
+//
+// One SimGrid actor (the controller, on the first node's CPU host) sleeps until the next event
+// (arrival, a job's phase end, a policy wake-up) and handles every event of that instant: phase
+// ends first (freeing resources), then arrivals, then one scheduling decision. Policies act through
+// the Launcher (policy.hpp); job run times come from the job model at start time, given the
+// placement. Observers watch (observer.hpp); at most one execution hook (hooks.hpp) may change how
+// running jobs progress. SimGrid's engine is one per process: construct at most one Simulation per
+// process.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/job/job_model.hpp"
+#include "sim/cluster/placer.hpp"
+#include "sim/engine/hooks.hpp"
+#include "sim/engine/observer.hpp"
+#include "sim/engine/policy.hpp"
+#include "sim/platform/cluster_spec.hpp"
+#include "workloads/jobs/job.hpp"
+
+namespace fleetsim {
+
+struct SimulationParts {
+  ClusterSpec cluster;
+  std::vector<JobSpec> jobs;  ///< sorted by submit time
+  std::string trace_file;     ///< for messages about jobs
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<Placer> placer;
+  std::unique_ptr<JobModel> job_model;
+  double restart_overhead_s = 30;  ///< checkpoint-restore cost on restart, s
+  double restart_s_per_gb = 0;     ///< plus s per GB of model state
+  double state_gb_per_gpu = 0;     ///< model state per GPU, GB
+  double colocation_slowdown = 1;  ///< speed factor per co-located job where the model has no pair rate
+};
+
+struct SimulationResult {
+  long jobs = 0;
+  long completed = 0;
+  long skipped = 0;
+  double end_time_s = 0;
+  long events = 0;
+};
+
+class Simulation {
+ public:
+  explicit Simulation(SimulationParts parts);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  void add_observer(SimObserver& observer);
+  /// Attach the execution hook (at most one; it must outlive run()).
+  void attach(ExecutionHook& hook);
+  /// Build the SimGrid platform, run to completion, notify observers.
+  SimulationResult run();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fleetsim

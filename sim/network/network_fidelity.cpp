@@ -1,0 +1,224 @@
+#include "sim/network/network_fidelity.hpp"
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace fleetsim {
+
+namespace {
+
+constexpr double kBin = 0.005;      // utilization histogram bin (p99 resolution)
+constexpr std::size_t kBins = 401;  // 0 .. 2.0, the last bin also holds anything above
+
+std::size_t bin_of(double util) {  // nearest bin: bin b holds [b - 1/2, b + 1/2) x kBin
+  return std::min(kBins - 1, static_cast<std::size_t>(std::lround(std::max(0.0, util) / kBin)));
+}
+
+}  // namespace
+
+int NetworkFabric::link_index(simgrid::s4u::Link* l) {
+  auto [it, inserted] = index_.try_emplace(l, static_cast<int>(links_.size()));
+  if (inserted) {
+    links_.push_back(l);
+    capacity_.push_back(l->get_bandwidth());
+    fatpipe_.push_back(l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE ? 1 : 0);
+    tier_.push_back(link_tier(l->get_name()));
+    load_.push_back(LinkLoad{std::vector<double>(kBins, 0.0), 0, 0});
+    users_.emplace_back();
+  }
+  return it->second;
+}
+
+bool NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
+  Job j;
+  j.ring = ring;
+  const RingRoutes routes = ring_routes(ring);
+  if (!(routes.s_per_byte > 0)) return false;
+  j.latency = routes.latency;
+  j.s_per_byte = routes.s_per_byte;
+  for (const auto& [link, count] : routes.links) {
+    const int l = link_index(link);
+    j.uses.push_back({l, count});
+    if (fatpipe_[static_cast<std::size_t>(l)] == 0) users_[static_cast<std::size_t>(l)].push_back(id);
+  }
+  std::sort(j.uses.begin(), j.uses.end(), [](const LinkUse& a, const LinkUse& b) { return a.link < b.link; });
+  jobs_[id] = std::move(j);
+  return true;
+}
+
+void NetworkFabric::remove_job(long id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  for (const auto& u : it->second.uses) {
+    auto& v = users_[static_cast<std::size_t>(u.link)];
+    v.erase(std::remove(v.begin(), v.end(), id), v.end());
+  }
+  jobs_.erase(it);
+}
+
+std::vector<long> NetworkFabric::sharers(long id) const {
+  std::set<long> out;
+  const Job& j = jobs_.at(id);
+  for (const auto& u : j.uses)
+    for (long o : users_[static_cast<std::size_t>(u.link)])
+      if (o != id) out.insert(o);
+  return {out.begin(), out.end()};
+}
+
+bool NetworkFabric::shared(long id) const {
+  const Job& j = jobs_.at(id);
+  for (const auto& u : j.uses)
+    if (users_[static_cast<std::size_t>(u.link)].size() > 1) return true;
+  return false;
+}
+
+bool NetworkFabric::start(long id, double alone_s, double now) {
+  Job& j = jobs_.at(id);
+  if (j.exec != nullptr || !(alone_s > j.latency) || !(j.s_per_byte > 0)) return false;
+  snapshot(now);
+  j.bytes = ring_bytes_for(RingRoutes{{}, j.s_per_byte, j.latency}, alone_s);
+  j.exec = start_ring_ptask(j.ring, j.bytes);
+  j.ratio = 1;
+  inflight_.push_back(j.exec);
+  inflight_job_.push_back(id);
+  ++ptasks_;
+  return true;
+}
+
+bool NetworkFabric::in_flight(long id) const {
+  auto it = jobs_.find(id);
+  return it != jobs_.end() && it->second.exec != nullptr;
+}
+
+long NetworkFabric::wait(double until) {
+  const double now = simgrid::s4u::Engine::get_clock();
+  const double timeout = std::isfinite(until) ? std::max(0.0, until - now) : -1.0;
+  ssize_t k = -1;
+  try {
+    k = simgrid::s4u::Exec::wait_any_for(inflight_, timeout);
+  } catch (const simgrid::TimeoutException&) {  // some 3.32 code paths throw instead of returning -1
+    k = -1;
+  }
+  if (k < 0) return -1;
+  const long id = inflight_job_[static_cast<std::size_t>(k)];
+  snapshot(simgrid::s4u::Engine::get_clock(), id);
+  inflight_.erase(inflight_.begin() + k);
+  inflight_job_.erase(inflight_job_.begin() + k);
+  jobs_.at(id).exec = nullptr;
+  return id;
+}
+
+double NetworkFabric::cancel(long id, double now) {
+  Job& j = jobs_.at(id);
+  if (j.exec == nullptr) return 0;
+  snapshot(now);
+  const double done = std::clamp(1.0 - j.ratio, 0.0, 1.0);
+  j.exec->cancel();
+  for (std::size_t k = 0; k < inflight_.size(); ++k)
+    if (inflight_job_[k] == id) {
+      inflight_.erase(inflight_.begin() + static_cast<std::ptrdiff_t>(k));
+      inflight_job_.erase(inflight_job_.begin() + static_cast<std::ptrdiff_t>(k));
+      break;
+    }
+  j.exec = nullptr;
+  return done;
+}
+
+double NetworkFabric::flow_bytes(long id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? 0.0 : it->second.flow_bytes;
+}
+
+void NetworkFabric::snapshot(double now, long finished) {
+  const double dt = now - last_snapshot_;
+  last_snapshot_ = now;
+  if (!(dt > 0)) return;
+  std::vector<int> touched;
+  for (std::size_t k = 0; k < inflight_.size(); ++k) {
+    Job& j = jobs_.at(inflight_job_[k]);
+    const double r =
+        inflight_job_[k] == finished ? 0.0 : std::clamp(inflight_[k]->get_remaining_ratio(), 0.0, 1.0);
+    const double moved = (j.ratio - r) * j.bytes;
+    j.ratio = r;
+    j.flow_bytes += moved;
+    if (!(moved > 0)) continue;
+    for (const auto& u : j.uses) {
+      const auto l = static_cast<std::size_t>(u.link);
+      if (load_[l].acc == 0) touched.push_back(u.link);
+      load_[l].acc += (fatpipe_[l] != 0 ? 1 : u.count) * moved / dt;
+    }
+  }
+  std::map<std::string, double> tiers;
+  for (int li : touched) {
+    const auto l = static_cast<std::size_t>(li);
+    LinkLoad& ll = load_[l];
+    ll.time_at[bin_of(ll.acc / capacity_[l])] += dt;
+    ll.area += ll.acc * dt;
+    if (fatpipe_[l] == 0) tiers[tier_[l]] += ll.acc;
+    ll.acc = 0;
+  }
+  for (const auto& [tier, load] : tiers) tier_segments_[tier].push_back({now - dt, now, load});
+}
+
+NetworkReport NetworkFabric::report(double end_s, int buckets) const {
+  NetworkReport r;
+  r.ptasks = ptasks_;
+  // Every link of the platform, so that tiers' capacities include idle links.
+  std::map<std::string, double> tier_capacity;
+  for (auto* l : simgrid::s4u::Engine::get_instance()->get_all_links()) {
+    const std::string tier = link_tier(l->get_name());
+    if (tier == "cpu" || l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE) continue;
+    tier_capacity[tier] += l->get_bandwidth();
+    auto it = index_.find(l);
+    const bool fabric = tier == "nic" || tier == "leaf-uplink" || tier == "spine";
+    if (it == index_.end() && !fabric) continue;
+    LinkStat s;
+    s.name = l->get_name();
+    s.tier = tier;
+    s.capacity_Bps = l->get_bandwidth();
+    if (it != index_.end() && end_s > 0) {
+      const LinkLoad& ll = load_[static_cast<std::size_t>(it->second)];
+      s.bytes = ll.area;
+      s.mean_util = ll.area / end_s / s.capacity_Bps;
+      double busy = 0;
+      for (double t : ll.time_at) busy += t;
+      double acc = std::max(0.0, end_s - busy);  // idle time sits at utilization 0
+      for (std::size_t b = 0; b < kBins && acc < 0.99 * end_s; ++b) {
+        acc += ll.time_at[b];
+        s.p99_util = static_cast<double>(b) * kBin;
+      }
+    }
+    r.links.push_back(std::move(s));
+  }
+  std::stable_sort(r.links.begin(), r.links.end(), [](const LinkStat& a, const LinkStat& b) {
+    if (a.p99_util != b.p99_util) return a.p99_util > b.p99_util;
+    return a.mean_util != b.mean_util ? a.mean_util > b.mean_util : a.name < b.name;
+  });
+  if (!(end_s > 0) || buckets <= 0) return r;
+  const double width = end_s / buckets;
+  for (const auto& [tier, segments] : tier_segments_) {
+    std::vector<double> area(static_cast<std::size_t>(buckets), 0.0);
+    for (const auto& seg : segments) {
+      for (double from = seg.start; from < seg.end;) {
+        const auto b = std::min(static_cast<std::size_t>(from / width), area.size() - 1);
+        const double edge =
+            b + 1 == area.size() ? seg.end : std::min(seg.end, (static_cast<double>(b) + 1) * width);
+        area[b] += seg.load * (edge - from);
+        if (edge <= from) break;
+        from = edge;
+      }
+    }
+    for (std::size_t b = 0; b < area.size(); ++b)
+      r.tiers.push_back({static_cast<double>(b) * width, tier, area[b] / width / tier_capacity[tier]});
+  }
+  return r;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,64 @@
+#pragma once
+// NetworkFidelity: the execution hook of [execution] fidelity = "network" (see network_fidelity.hpp
+// for the model and its error). Attached to the engine through ExecutionHook: a multi-GPU job's
+// work is cut into chunks, each a compute phase the engine times followed by its all-reduce as a
+// SimGrid ptask on the fabric; the engine knows nothing of chunks or ptasks.
+#include <vector>
+
+#include "sim/engine/hooks.hpp"
+#include "sim/network/network_fidelity.hpp"
+#include "sim/platform/cluster_spec.hpp"
+
+namespace fleetsim {
+
+struct NetworkFidelityConfig {
+  double grad_bytes = 1e9;           ///< bytes all-reduced per iteration (job models without a shape)
+  double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
+  int chunks_shared = 16;            ///< chunks per job while it shares links
+};
+
+class NetworkFidelity final : public ExecutionHook {
+ public:
+  NetworkFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config);
+
+  bool needs_ptasks() const override { return true; }
+  void attach(JobClock& clock, const Platform& platform, std::size_t jobs) override;
+  void on_start(JobId id, const PlacementSummary& where) override;
+  bool on_phase_end(JobId id) override;
+  void on_leave(JobId id) override;
+  double held_progress(JobId id) const override;
+  bool busy() const override { return fabric_.busy(); }
+  std::optional<JobId> wait(double until) override;
+  void resume(JobId id) override;
+  void on_end(double time_s) override { end_s_ = time_s; }
+
+  /// Link utilization over the run (after it ended).
+  NetworkReport report() const { return fabric_.report(end_s_, 200); }
+
+ private:
+  /// A job's chunk state: its work is a share phi of compute, progressing in the engine, and 1 - phi
+  /// of all-reduce, credited when a chunk's ptask finishes.
+  struct Chunks {
+    bool active = false;    ///< the job's ring is on the fabric
+    double phi = 1;         ///< compute share of the work
+    double iteration = 1;   ///< one iteration, as a fraction of the work
+    double chunk_from = 0;  ///< `done` when the current chunk began
+    double comm = 0;        ///< work fraction the in-flight all-reduce credits
+    double comm_since = 0;  ///< its start
+    double owed = 0;        ///< all-reduce work left by a preemption, paid with the next chunk
+  };
+  void plan_chunk(JobId id);
+  void cut_chunk(JobId id);
+  void next_chunk(JobId id);
+  Chunks& of(JobId id) { return jobs_[static_cast<std::size_t>(id)]; }
+
+  const ClusterSpec& cluster_;
+  NetworkFidelityConfig config_;
+  JobClock* clock_ = nullptr;
+  const Platform* platform_ = nullptr;
+  NetworkFabric fabric_;
+  std::vector<Chunks> jobs_;
+  double end_s_ = 0;
+};
+
+}  // namespace fleetsim

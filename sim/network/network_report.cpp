@@ -1,0 +1,60 @@
+#include "sim/network/network_report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/metrics/recorders.hpp"
+#include "workloads/base/text.hpp"
+
+namespace fleetsim {
+
+void write_links_csv(std::ostream& out, const NetworkReport& r) {
+  out << "link,tier,capacity_gbps,mean_util,p99_util,gb\n";
+  for (const auto& l : r.links)
+    out << l.name << ',' << l.tier << ',' << fmt(l.capacity_Bps * 8 / 1e9, 3) << ',' << fmt(l.mean_util, 6)
+        << ',' << fmt(l.p99_util, 6) << ',' << fmt(l.bytes / 1e9, 3) << '\n';
+}
+
+void write_link_tiers_csv(std::ostream& out, const NetworkReport& r) {
+  out << "time_s,tier,util\n";
+  for (const auto& t : r.tiers) out << fmt(t.time_s) << ',' << t.tier << ',' << fmt(t.util, 6) << '\n';
+}
+
+nlohmann::ordered_json network_summary(const NetworkReport& r, const JobTable& jobs) {
+  nlohmann::ordered_json j;
+  j["ptasks"] = r.ptasks;
+  long on_fabric = 0;
+  double comm = 0, share = 0;
+  for (const auto& rec : jobs.finished()) {
+    if (rec.comm_s < 0) continue;
+    ++on_fabric;
+    comm += rec.comm_s;
+    const double jct = rec.end_s - rec.start_s;
+    if (jct > 0) share += rec.comm_s / jct;
+  }
+  j["jobs_on_fabric"] = on_fabric;
+  j["comm_s_total"] = comm;
+  j["mean_comm_share"] = on_fabric > 0 ? share / static_cast<double>(on_fabric) : 0.0;
+  std::map<std::string, std::pair<double, double>> tiers;  // tier -> (sum, peak)
+  std::map<std::string, long> buckets;
+  for (const auto& t : r.tiers) {
+    auto& [sum, peak] = tiers[t.tier];
+    sum += t.util;
+    peak = std::max(peak, t.util);
+    ++buckets[t.tier];
+  }
+  nlohmann::ordered_json tj = nlohmann::ordered_json::object();
+  for (const auto& [tier, v] : tiers)
+    tj[tier] = {{"mean_util", v.first / static_cast<double>(buckets[tier])}, {"peak_util", v.second}};
+  j["tiers"] = tj;
+  nlohmann::ordered_json hot = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < r.links.size() && k < 5; ++k) {
+    const auto& l = r.links[k];
+    if (!(l.mean_util > 0)) break;
+    hot.push_back({{"link", l.name}, {"tier", l.tier}, {"mean_util", l.mean_util}, {"p99_util", l.p99_util}});
+  }
+  j["hottest_links"] = hot;
+  return j;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,135 @@
+// "synthetic": a generated workload (no file). Poisson arrivals at `arrival_rate_per_hour` (the first
+// job at 0), GPUs drawn from `gpus_values` with `gpus_weights`, log-normal durations (median, sigma)
+// clamped to [duration_min_s, duration_max_s]. Ids "job-<n>", n from 0.
+// Sampling is hand-written on std::mt19937_64 (whose output the standard fixes), not the
+// std::*_distribution classes (whose algorithms differ between standard libraries), so a seed gives
+// the same jobs everywhere. Per job, in order: the inter-arrival gap (not for the first job), the GPU
+// count, then the duration.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numbers>
+#include <random>
+
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
+#include "workloads/jobs/trace_file.hpp"
+#include "workloads/jobs/trace_reader.hpp"
+
+namespace fleetsim {
+namespace {
+
+constexpr long kMaxSyntheticJobs = 100'000'000;
+
+class Sampler {
+ public:
+  explicit Sampler(std::uint64_t seed) : rng_(seed) {}
+
+  /// Uniform in [0, 1) with 53 random bits.
+  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+  /// Exponential with mean `mean` (inverse transform; 1 - u is in (0, 1]).
+  double exponential(double mean) { return -std::log1p(-uniform()) * mean; }
+
+  /// Standard normal (Box-Muller; the second value of each pair is kept for the next call).
+  double normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    const double u1 = 1.0 - uniform();  // (0, 1]
+    const double u2 = uniform();
+    const double r = std::sqrt(-2.0 * std::log(u1));
+    const double a = 2.0 * std::numbers::pi * u2;
+    spare_ = r * std::sin(a);
+    has_spare_ = true;
+    return r * std::cos(a);
+  }
+
+  /// Index drawn with probability proportional to cumulative weights `cum` (ascending, last = total).
+  std::size_t pick(const std::vector<double>& cum) {
+    const double x = uniform() * cum.back();
+    for (std::size_t i = 0; i + 1 < cum.size(); ++i)
+      if (x < cum[i]) return i;
+    return cum.size() - 1;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  double spare_ = 0;
+  bool has_spare_ = false;
+};
+
+void validate(const SyntheticConfig& c, const std::string& file) {
+  auto fail = [&](const char* key, const std::string& msg) {
+    throw InputError(file, 0, std::string("workload.") + key, msg);
+  };
+  if (c.jobs < 1 || c.jobs > kMaxSyntheticJobs)
+    fail("jobs", "must be in [1, " + std::to_string(kMaxSyntheticJobs) + "], got " + std::to_string(c.jobs));
+  if (!std::isfinite(c.arrival_rate_per_hour) || c.arrival_rate_per_hour <= 0)
+    fail("arrival_rate_per_hour", "must be a finite number > 0, got " + fmt(c.arrival_rate_per_hour));
+  if (c.gpus_values.empty()) fail("gpus_values", "must not be empty");
+  for (int v : c.gpus_values)
+    if (v < 0 || v > kMaxGpusPerJob)
+      fail("gpus_values",
+           "value " + std::to_string(v) + " out of range [0, " + std::to_string(kMaxGpusPerJob) + "]");
+  if (c.gpus_weights.size() != c.gpus_values.size())
+    fail("gpus_weights", "has " + std::to_string(c.gpus_weights.size()) + " weights for " +
+                             std::to_string(c.gpus_values.size()) + " gpus_values");
+  double total = 0;
+  for (double w : c.gpus_weights) {
+    if (!std::isfinite(w) || w < 0) fail("gpus_weights", "weights must be finite and >= 0, got " + fmt(w));
+    total += w;
+  }
+  if (total <= 0) fail("gpus_weights", "weights must not all be 0");
+  if (!std::isfinite(c.duration_median_s) || c.duration_median_s <= 0)
+    fail("duration_median_s", "must be a finite number > 0, got " + fmt(c.duration_median_s));
+  if (!std::isfinite(c.duration_sigma) || c.duration_sigma < 0)
+    fail("duration_sigma", "must be a finite number >= 0, got " + fmt(c.duration_sigma));
+  if (!std::isfinite(c.duration_min_s) || c.duration_min_s < 0)
+    fail("duration_min_s", "must be a finite number >= 0, got " + fmt(c.duration_min_s));
+  if (!std::isfinite(c.duration_max_s) || c.duration_max_s < c.duration_min_s)
+    fail("duration_max_s", "must be finite and >= duration_min_s (" + fmt(c.duration_min_s) + "), got " +
+                               fmt(c.duration_max_s));
+}
+
+class SyntheticReader final : public TraceReader {
+ public:
+  std::vector<JobSpec> read(const WorkloadConfig& config) const override {
+    const SyntheticConfig& c = config.synthetic;
+    validate(c, config.scenario_file);
+
+    std::vector<double> cum;
+    double total = 0;
+    for (double w : c.gpus_weights) cum.push_back(total += w);
+    const double mean_gap_s = 3600.0 / c.arrival_rate_per_hour;
+    const double log_median = std::log(c.duration_median_s);
+
+    Sampler s(c.seed);
+    std::vector<JobSpec> jobs(static_cast<std::size_t>(c.jobs));
+    double t = 0;
+    for (std::size_t n = 0; n < jobs.size(); ++n) {
+      JobSpec& j = jobs[n];
+      if (n > 0) t += s.exponential(mean_gap_s);
+      j.id = "job-" + std::to_string(n);
+      j.submit_s = t;
+      j.gpus = c.gpus_values[s.pick(cum)];
+      j.gpu_milli = j.gpus == 0 ? 0 : 1000;
+      const double d = std::exp(log_median + c.duration_sigma * s.normal());
+      j.duration_s = std::clamp(d, c.duration_min_s, c.duration_max_s);
+      j.source_line = 0;
+      // Drawn last and only when asked for, so traces without models keep their random stream.
+      if (!c.models.empty())
+        j.model =
+            c.models[std::min(c.models.size() - 1, static_cast<std::size_t>(s.uniform() * c.models.size()))];
+    }
+    return jobs;
+  }
+};
+
+const TraceReaderRegistrar kRegistrar{
+    "synthetic", "generated: Poisson arrivals, weighted GPU counts, log-normal durations (seeded, portable)",
+    [] { return std::make_unique<SyntheticReader>(); }};
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,29 @@
+#include "workloads/jobs/trace_reader.hpp"
+
+#include "workloads/base/input_error.hpp"
+#include "workloads/jobs/trace_file.hpp"
+
+namespace fleetsim {
+
+TraceReaderRegistry& trace_readers() {
+  static TraceReaderRegistry registry("trace format");
+  return registry;
+}
+
+std::vector<JobSpec> read_trace(const WorkloadConfig& config) {
+  // File checks (given, exists, readable, not binary) happen in each file-based reader through
+  // load_trace_text(), so that a reader used directly gets them too.
+  const auto reader = trace_readers().create(config.format, config.scenario_file, 0, "workload.format");
+  std::vector<JobSpec> jobs = reader->read(config);
+  if (jobs.empty()) {
+    const std::string& where = config.path.empty() ? config.scenario_file : config.path;
+    throw InputError(where, 0, "", "trace has no jobs");
+  }
+  for (const auto& j : jobs)
+    if (j.submit_s < 0)  // readers reject these with their line; this is a last guard
+      throw InputError(config.path, j.source_line, "submit", "negative submit time " + fmt(j.submit_s));
+  sort_by_submit(jobs);  // readers sort already; this keeps the promise for any reader
+  return jobs;
+}
+
+}  // namespace fleetsim
