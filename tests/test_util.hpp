@@ -2,6 +2,7 @@
 // Helpers for tests: temporary folders, file I/O, running the fleetsim binary.
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,8 +48,36 @@ inline CmdResult run_fleetsim(const std::string& args) {
   return r;
 }
 
+/// The shared measured data (../shared/data beside the checkout; only on the project's machines).
+/// The environment variable FLEETSIM_SHARED_DATA overrides it, e.g. =/nonexistent to run the suite
+/// as a user without the data would.
+inline std::string shared_dir() {
+  const char* env = std::getenv("FLEETSIM_SHARED_DATA");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(FLEETSIM_SHARED_DATA);
+}
+
+/// Path of `rel` inside the shared data.
+inline std::string shared_path(const std::string& rel) {
+  return shared_dir() + "/" + rel;
+}
+
 inline bool shared_data_available() {
-  return std::filesystem::exists(FLEETSIM_SHARED_DATA);
+  return std::filesystem::exists(shared_dir());
+}
+
+/// Exit code ctest reports as "Skipped" (tests/CMakeLists.txt: SKIP_RETURN_CODE).
+constexpr int kSkipCode = 77;
+
+/// Ends this test case as skipped, saying which shared data it needs, when `rel` (a path inside the
+/// shared data, "" for the folder itself) is missing. Each test case runs in its own process under
+/// ctest, so only this case ends.
+inline void require_shared(const std::string& rel = "") {
+  const std::string path = rel.empty() ? shared_dir() : shared_path(rel);
+  if (std::filesystem::exists(path)) return;
+  std::printf("SKIPPED: needs the shared data %s (not found; it exists only on the project's machines)\n",
+              path.c_str());
+  std::fflush(stdout);
+  std::_Exit(kSkipCode);
 }
 
 }  // namespace fleetsim::test

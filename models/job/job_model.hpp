@@ -20,7 +20,7 @@ struct PlacementSummary {
 };
 
 /// One training iteration of a data-parallel job on a placement, for the network fidelity
-/// (sim/core/network_fidelity.hpp): compute on the critical path and the all-reduce time that is
+/// (sim/network/network_hook.hpp): compute on the critical path and the all-reduce time that is
 /// not hidden behind it, both on the idle fabric.
 struct IterationShape {
   double compute_s = 0;
@@ -31,7 +31,7 @@ struct JobModelParams {
   std::string throughputs;             ///< Gavel-format throughput table (throughput model)
   std::string reference_gpu = "v100";  ///< table type used (scaled by peak FP32) for GPU types absent from it
   std::string scenario_file;           ///< for messages
-  // "kernels" model (per-iteration kernels + gradient all-reduce, models/training_profile.hpp):
+  // "kernels" model (per-iteration kernels + gradient all-reduce, models/job/training_profile.hpp):
   std::string profiles;                         ///< training-profile TOML
   std::string calibration;                      ///< calibration JSON ("" = spec-only models)
   std::string kernel_model = "calibrated";      ///< kernel model registry name
@@ -48,14 +48,14 @@ class JobModel {
                                            std::string& why) const = 0;
   /// Can the model time this job at all (on some GPU type)? Used to skip jobs up front.
   virtual bool can_time(const JobSpec& job, std::string& why) const = 0;
-  /// Speed factor (0, 1] of `job` while it shares a GPU of type `gpu_type` with `other`, if the
-  /// model has a measurement for the pair; nullopt = use the scenario's configured factor.
   /// The job's iteration on this placement, if the model knows it; nullopt = the network
   /// fidelity's scenario defaults (execution.iteration_compute_s, grad_mb_default).
   virtual std::optional<IterationShape> iteration_shape(const JobSpec& /*job*/,
                                                         const PlacementSummary& /*where*/) const {
     return std::nullopt;
   }
+  /// Speed factor (0, 1] of `job` while it shares a GPU of type `gpu_type` with `other`, if the
+  /// model has a measurement for the pair; nullopt = use the scenario's configured factor.
   virtual std::optional<double> colocated_speed(const JobSpec& /*job*/, const JobSpec& /*other*/,
                                                 const std::string& /*gpu_type*/) const {
     return std::nullopt;

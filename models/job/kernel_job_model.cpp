@@ -1,5 +1,5 @@
 // "kernels" job model: a job's iteration time on a placement is predicted from its training profile
-// (forward kernels, backward multiple, gradient all-reduce; models/training_profile.hpp) by the
+// (forward kernels, backward multiple, gradient all-reduce; models/job/training_profile.hpp) by the
 // kernel and collective models, so the same trace can be replayed on another GPU type or fabric.
 //  - Jobs with `steps` (Philly/Gavel traces): run time = steps x iteration time on the placement.
 //  - Jobs with only a duration: the duration was measured on `reference_gpu`, on the fewest nodes the

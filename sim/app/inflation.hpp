@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/platform/cluster_spec.hpp"
 #include "sim/cluster/fragmentation.hpp"
 #include "sim/cluster/placer.hpp"
+#include "sim/platform/cluster_spec.hpp"
 
 namespace fleetsim {
 

@@ -6,14 +6,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "sim/engine/simulation.hpp"
 #include "sim/app/staging.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
-#include "sim/network/network_hook.hpp"
-#include "sim/network/network_report.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
+#include "sim/network/network_hook.hpp"
+#include "sim/network/network_report.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
@@ -81,8 +81,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   std::unique_ptr<NetworkFidelity> network;
   if (sc.execution.fidelity == "network")
     network = std::make_unique<NetworkFidelity>(
-        sc.cluster, NetworkFidelityConfig{sc.execution.grad_mb_default * 1e6, sc.execution.iteration_compute_s,
-                                          sc.execution.chunks_shared});
+        sc.cluster, NetworkFidelityConfig{sc.execution.grad_mb_default * 1e6,
+                                          sc.execution.iteration_compute_s, sc.execution.chunks_shared});
   Simulation sim(std::move(parts));
   if (network) sim.attach(*network);
   sim.add_observer(table);

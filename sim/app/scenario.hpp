@@ -70,12 +70,12 @@ struct Scenario {
   long key_line(const std::string& key) const;
 };
 
-/// Load and validate a scenario. `overrides` are "dotted.key=value" strings (value in TOML syntax,
-/// bare words taken as strings); relative paths in the file resolve against the file's folder,
-/// those given in overrides against the current directory.
 /// Every scenario key with its type, unit and default, one per line (for docs and --help).
 std::string describe_scenario_keys();
 
+/// Load and validate a scenario. `overrides` are "dotted.key=value" strings (value in TOML syntax,
+/// bare words taken as strings); relative paths in the file resolve against the file's folder,
+/// those given in overrides against the current directory.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 /// Only the [cluster] section of a scenario file (the whole file is still validated against the
 /// schema, so an unknown key anywhere is an error naming file, line and key; other sections are

@@ -1,6 +1,6 @@
 #pragma once
 // The scenario schema: every key of a scenario file with its type, meaning, unit and default, in
-// one table (internal to sim/config: scenario.cpp validates against it, `fleetsim keys` prints it).
+// one table (internal to sim/app: scenario.cpp validates against it, `fleetsim keys` prints it).
 #include <toml++/toml.h>
 
 #include <map>

@@ -6,7 +6,7 @@
 // Measurement files are recognised by their header: kernel sweeps in the NeuSight CSV schema
 // (`OPName,Latency,...`, also written by scripts/calibrate), aicb collective logs (`comm_type,...`),
 // and nccl-tests results (the LUT CSV or the stdout table). A directory stands for the files in it.
-//  - fit writes one calibration file (models/calibration.hpp) from all of them.
+//  - fit writes one calibration file (models/calibration/calibration.hpp) from all of them.
 //  - eval predicts every measured row with the calibration: DIR/predictions.csv
 //    (device,op,shape,measured_ms,predicted_ms,ape_pct,label), DIR/summary.json (MAPE and p90 APE per
 //    device and op, with the roofline's MAPE on the same rows), the table on stdout and
@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "models/calibration/calibration.hpp"
+#include "models/calibration/evaluation.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/metrics/recorders.hpp"
@@ -35,77 +35,6 @@
 namespace fleetsim::cli {
 namespace {
 namespace fs = std::filesystem;
-
-enum class FileKind { kernels, aicb, nccl, suite_other };
-
-FileKind kind_of(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open measurement file");
-  std::string first;
-  std::getline(in, first);
-  if (first.starts_with("\xEF\xBB\xBF")) first = first.substr(3);
-  if (first.starts_with("OPName")) return FileKind::kernels;
-  if (first.starts_with("comm_type")) return FileKind::aicb;
-  // scripts/calibrate's launch_*.csv and copy_*.csv (launch latency, copy bandwidth): not fitted yet.
-  if (first.starts_with("op,grid,block,") || first.starts_with("op,bytes,seconds,"))
-    return FileKind::suite_other;
-  return FileKind::nccl;  // its reader says clearly if it is not nccl-tests output either
-}
-
-/// Files named on the command line; a directory stands for its regular, non-hidden files (sorted).
-std::vector<std::string> expand(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (const auto& a : args) {
-    std::error_code ec;
-    if (!fs::is_directory(a, ec)) {
-      out.push_back(a);
-      continue;
-    }
-    std::vector<std::string> files;
-    for (const auto& e : fs::recursive_directory_iterator(a, ec))
-      if (e.is_regular_file() && !e.path().filename().string().starts_with(".") &&
-          e.path().extension() != ".json" && e.path().extension() != ".md")
-        files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) throw InputError(a, 0, "", "directory holds no measurement files");
-    out.insert(out.end(), files.begin(), files.end());
-  }
-  return out;
-}
-
-struct Measurements {
-  std::vector<KernelSample> kernels;
-  std::vector<CollectiveSample> collectives;
-};
-
-Measurements read_all(const std::vector<std::string>& files) {
-  Measurements m;
-  for (const auto& f : files) {
-    switch (kind_of(f)) {
-      case FileKind::kernels: {
-        auto rows = read_kernel_csv(f);
-        m.kernels.insert(m.kernels.end(), std::make_move_iterator(rows.begin()),
-                         std::make_move_iterator(rows.end()));
-        break;
-      }
-      case FileKind::aicb: {
-        auto rows = read_aicb_csv(f);
-        m.collectives.insert(m.collectives.end(), rows.begin(), rows.end());
-        break;
-      }
-      case FileKind::suite_other:
-        std::fprintf(stderr, "fleetsim: note: %s: launch/copy measurements are recorded but not fitted\n",
-                     f.c_str());
-        break;
-      case FileKind::nccl: {
-        auto rows = read_nccl_tests(f);
-        m.collectives.insert(m.collectives.end(), rows.begin(), rows.end());
-        break;
-      }
-    }
-  }
-  return m;
-}
 
 // ---- fit ----------------------------------------------------------------------------------------
 
@@ -119,8 +48,8 @@ struct FitArgs {
 
 int run_fit(const FitArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto files = expand(a.files);
-  const Measurements m = read_all(files);
+  const auto files = expand_measurement_files(a.files);
+  const Measurements m = read_measurements(files);
   if (m.kernels.empty() && m.collectives.empty())
     throw InputError(files.front(), 0, "", "no measured rows in the given files");
   Calibration cal;
@@ -169,110 +98,20 @@ struct EvalArgs {
   bool no_plot = false, quiet = false;
 };
 
-struct Row {
-  std::string device, op, shape;
-  double measured_s = 0, predicted_s = 0, roofline_s = 0;
-  PredictionLabel label = PredictionLabel::interpolated;
-  double ape() const { return 100 * std::abs(predicted_s / measured_s - 1); }
-  double roofline_ape() const { return 100 * std::abs(roofline_s / measured_s - 1); }
-};
-
-/// Element-wise ops are reported one by one and also as the group "elementwise".
-std::string op_group(const std::string& op) {
-  static const char* kElementwise[] = {"add",  "addu", "div",  "divu", "gelu", "mul",
-                                       "mulu", "pow",  "powu", "relu", "tanh"};
-  for (const char* e : kElementwise)
-    if (op == e) return "elementwise";
-  return "";
-}
-
-struct Stats {
-  std::string device, op;
-  std::vector<double> ape, roofline_ape;
-  PredictionLabel label = PredictionLabel::measured;
-};
-
-class DeviceSpecs {
- public:
-  explicit DeviceSpecs(const std::string& dir) {
-    if (dir.empty()) return;
-    for (auto& g : load_device_dir(dir)) specs_.push_back(std::move(g));
-  }
-  /// The --devices file's spec for `device` if there is one, else the catalog's.
-  const GpuSpec& get(const std::string& device, const std::string& file, long line) const {
-    const GpuSpec* known = find_gpu(device);
-    for (const auto& g : specs_)
-      if (lower(g.name) == lower(device) || (known != nullptr && g.name == known->name)) return g;
-    return gpu_spec(device, file, line, "Device");
-  }
-
- private:
-  std::vector<GpuSpec> specs_;
-};
-
-std::vector<Row> predict_rows(const Measurements& m, const Calibration& cal, const EvalArgs& a) {
-  const DeviceSpecs specs(a.devices);
-  const auto kernels = kernel_models().create(a.kernel_model, cal.kernels, "", 0, "--kernel-model");
-  CollectiveModelParams cp;
-  cp.calibration = std::make_shared<const CollectiveCalibration>(cal.collectives);
-  const auto collectives = collective_models().create(a.collective_model, cp, "", 0, "--collective-model");
-  std::vector<Row> rows;
-  rows.reserve(m.kernels.size() + m.collectives.size());
-  for (const auto& s : m.kernels) {
-    const GpuSpec& gpu = specs.get(s.device, s.file, s.line);
-    const KernelPrediction p = kernels->predict(s.kernel, gpu);
-    rows.push_back({gpu.name, s.kernel.op, s.kernel.shape(), s.seconds, p.seconds,
-                    roofline_seconds(s.kernel, gpu), p.label});
-  }
-  for (const auto& s : m.collectives) {
-    const GpuSpec* gpu = find_gpu(s.system);
-    CommFabric fabric = gpu != nullptr ? fabric_for(*gpu) : CommFabric{};
-    fabric.system = s.system;
-    const CollectivePrediction p = collectives->predict({s.op, s.bytes, s.ranks, s.nodes}, fabric);
-    const CollectivePrediction analytic = predict_analytic({s.op, s.bytes, s.ranks, s.nodes}, fabric);
-    const bool fitted = !cal.collectives.match_system(s.system).empty();
-    rows.push_back({s.system, to_string(s.op),
-                    "ranks=" + std::to_string(s.ranks) + " nodes=" + std::to_string(s.nodes) +
-                        " bytes=" + fmt(s.bytes, 12),
-                    s.seconds, p.seconds, analytic.seconds,
-                    fitted ? PredictionLabel::interpolated : PredictionLabel::extrapolated});
-  }
-  return rows;
-}
-
-std::vector<Stats> summarize(const std::vector<Row>& rows) {
-  std::map<std::pair<std::string, std::string>, Stats> by;
-  auto add = [&](const Row& r, const std::string& op) {
-    Stats& s = by[{r.device, op}];
-    s.device = r.device;
-    s.op = op;
-    s.ape.push_back(r.ape());
-    s.roofline_ape.push_back(r.roofline_ape());
-    if (static_cast<int>(r.label) > static_cast<int>(s.label)) s.label = r.label;
-  };
-  for (const auto& r : rows) {
-    add(r, r.op);
-    if (const std::string g = op_group(r.op); !g.empty()) add(r, g);
-  }
-  std::vector<Stats> out;
-  for (auto& [k, s] : by) out.push_back(std::move(s));
-  return out;
-}
-
 double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-void write_predictions(std::ostream& f, const std::vector<Row>& rows) {
+void write_predictions(std::ostream& f, const std::vector<EvalRow>& rows) {
   f << "device,op,shape,measured_ms,predicted_ms,ape_pct,label\n";
   for (const auto& r : rows)
     f << csv_quote(r.device) << ',' << r.op << ',' << csv_quote(r.shape) << ',' << fmt(r.measured_s * 1e3, 9)
       << ',' << fmt(r.predicted_s * 1e3, 9) << ',' << fmt(r.ape(), 6) << ',' << to_string(r.label) << '\n';
 }
 
-nlohmann::ordered_json summary_json(const std::vector<Stats>& stats, const EvalArgs& a) {
+nlohmann::ordered_json summary_json(const std::vector<EvalStats>& stats, const EvalArgs& a) {
   nlohmann::ordered_json j;
   j["calibration"] = a.calibration;
   j["kernel_model"] = a.kernel_model;
@@ -292,7 +131,7 @@ nlohmann::ordered_json summary_json(const std::vector<Stats>& stats, const EvalA
   return j;
 }
 
-void print_table(const std::vector<Stats>& stats) {
+void print_table(const std::vector<EvalStats>& stats) {
   std::printf("  %-16s %-14s %6s %8s %8s %10s  %s\n", "device", "op", "rows", "MAPE%", "p90%", "roofline%",
               "label");
   for (const auto& s : stats)
@@ -303,12 +142,13 @@ void print_table(const std::vector<Stats>& stats) {
 
 int run_eval(const EvalArgs& a) {
   const Calibration cal = load_calibration(a.calibration);
-  const auto files = expand(a.files);
-  const Measurements m = read_all(files);
+  const auto files = expand_measurement_files(a.files);
+  const Measurements m = read_measurements(files);
   if (m.kernels.empty() && m.collectives.empty())
     throw InputError(files.front(), 0, "", "no measured rows in the given files");
-  const std::vector<Row> rows = predict_rows(m, cal, a);
-  const std::vector<Stats> stats = summarize(rows);
+  const std::vector<EvalRow> rows =
+      predict_rows(m, cal, EvalModels{a.devices, a.kernel_model, a.collective_model});
+  const std::vector<EvalStats> stats = summarize(rows);
   const fs::path dir = a.out;
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -1,6 +1,6 @@
 // fleetsim inflate SCENARIO --placements a,b,c [--seeds N] [--max-load X] [--out DIR]
 //                 [--set KEY=VALUE ...] [--jobs N] [--no-plot] [--quiet]
-// The FGD paper's workload inflation experiment (sim/core/inflation.hpp) for several placement
+// The FGD paper's workload inflation experiment (sim/app/inflation.hpp) for several placement
 // policies and seeds in one process: seeds are scenario seed + 0 .. N-1; each run draws pods with
 // std::mt19937_64(seed) and gives the placement policy a seed derived from it (splitmix64), so
 // the random policy's draws are independent of the pod draws. The scenario's

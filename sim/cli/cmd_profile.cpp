@@ -1,7 +1,7 @@
 // fleetsim profile --profiles FILE --gpu T[,T...] [--calibration CAL.json] [--gpus N] [--nodes M]
 //                  [--nic-gbps X] [--kernel-model M] [--collective-model M] [--match TEXT]
 //                  [--throughputs GAVEL.json] [--csv FILE]
-// Iteration time of each training profile (models/training_profile.hpp) on each GPU type and
+// Iteration time of each training profile (models/job/training_profile.hpp) on each GPU type and
 // placement, as the "kernels" job model predicts it: forward, backward, all-reduce, exposed
 // communication, total. With --throughputs (Gavel's measured table) it also prints the measured
 // iteration time (1 / steps per second) of the same job type and the error, per GPU type and as the

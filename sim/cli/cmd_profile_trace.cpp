@@ -1,6 +1,6 @@
 // fleetsim profile-from-trace TRACE... --name NAME --out PROFILES.toml [--match TEXT ...]
 //                             [--source-gpu TYPE] [--append]
-// Derives a training profile (models/training_profile.hpp) from a Kineto trace (the first trace's
+// Derives a training profile (models/job/training_profile.hpp) from a Kineto trace (the first trace's
 // rank; further traces of other ranks only join its collectives), so that the cluster simulation's
 // `kernels` job model runs the traced job on other GPU types and placements
 // (sim/replay/trace_profile.hpp). Writes one [[profile]] table, or appends it to a library of them.

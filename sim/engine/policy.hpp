@@ -11,14 +11,13 @@
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
-#include "workloads/jobs/job.hpp"
 #include "workloads/base/options.hpp"
 #include "workloads/base/registry.hpp"
+#include "workloads/jobs/job.hpp"
 
 namespace fleetsim {
 
 class ClusterState;
-
 
 /// Execution state of one job, as policies see it.
 struct JobProgress {

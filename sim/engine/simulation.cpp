@@ -219,7 +219,8 @@ class Simulation::Impl final : public Launcher, public JobClock {
     running_.push_back(id);
     const auto neighbours = coloc_.add(id, allocations_[i]);
     if (!neighbours.empty())
-      run.coloc_speed = coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
+      run.coloc_speed =
+          coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
     run.held = false;
     run.target = 1;
     if (hook_ != nullptr) hook_->on_start(id, where);
@@ -252,7 +253,8 @@ class Simulation::Impl final : public Launcher, public JobClock {
   /// Speed factor of job a while it shares a GPU with job b: the job model's measured pair rate
   /// where it has one, else the configured execution.colocation_slowdown.
   double pair_speed(JobId a, JobId b) const {
-    const auto v = parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], records_[at(a)].gpu_type);
+    const auto v =
+        parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], records_[at(a)].gpu_type);
     return v ? *v : parts_.colocation_slowdown;
   }
 
@@ -261,7 +263,8 @@ class Simulation::Impl final : public Launcher, public JobClock {
     for (JobId j : jobs) {
       Execution& run = runs_[at(j)];
       if (run.running_index < 0) continue;
-      const double c = coloc_.speed(j, allocations_[at(j)], [this](JobId a, JobId b) { return pair_speed(a, b); });
+      const double c =
+          coloc_.speed(j, allocations_[at(j)], [this](JobId a, JobId b) { return pair_speed(a, b); });
       if (c == run.coloc_speed) continue;
       advance(j);
       run.coloc_speed = c;
@@ -343,7 +346,8 @@ class Simulation::Impl final : public Launcher, public JobClock {
     while (true) {
       while (next_arrival_ < n && runnable_[next_arrival_] == 0) ++next_arrival_;
       // Drop stale phase ends (preempted or re-timed jobs) at the top of the heap.
-      while (!events_.empty() && events_.top().job >= 0 && events_.top().epoch != runs_[at(events_.top().job)].epoch)
+      while (!events_.empty() && events_.top().job >= 0 &&
+             events_.top().epoch != runs_[at(events_.top().job)].epoch)
         events_.pop();
       double t = kInf;
       if (next_arrival_ < n) t = parts_.jobs[next_arrival_].submit_s;
@@ -406,8 +410,14 @@ class Simulation::Impl final : public Launcher, public JobClock {
 
 Simulation::Simulation(SimulationParts parts) : impl_(std::make_unique<Impl>(std::move(parts))) {}
 Simulation::~Simulation() = default;
-void Simulation::add_observer(SimObserver& observer) { impl_->add_observer(observer); }
-void Simulation::attach(ExecutionHook& hook) { impl_->attach(hook); }
-SimulationResult Simulation::run() { return impl_->run(); }
+void Simulation::add_observer(SimObserver& observer) {
+  impl_->add_observer(observer);
+}
+void Simulation::attach(ExecutionHook& hook) {
+  impl_->attach(hook);
+}
+SimulationResult Simulation::run() {
+  return impl_->run();
+}
 
 }  // namespace fleetsim

@@ -32,8 +32,8 @@ struct WhatIf {
   std::string source_gpu;  ///< the traced GPU when the trace's device name is not in the catalog
   std::string scenario;    ///< --scenario FILE: its [cluster] is the platform ("" = implied by the traces)
   std::optional<ClusterSpec> cluster;  ///< that [cluster], loaded by the caller (sim/app/scenario.hpp)
-  double nic_gbps = 0;     ///< network.nic_gbps (0 = as traced)
-  double intra_node_gbps = 0;  ///< network.intra_node_gbps (0 = as traced)
+  double nic_gbps = 0;                 ///< network.nic_gbps (0 = as traced)
+  double intra_node_gbps = 0;          ///< network.intra_node_gbps (0 = as traced)
   std::array<double, kKernelClasses> speedup{1, 1, 1, 1, 1, 1, 1, 1};  ///< duration / speedup; inf = removed
   double launch_overhead_scale = 1;  ///< scales CPU call durations and the gaps between them
 

@@ -1,5 +1,5 @@
 #pragma once
-// A training profile (models/training_profile.hpp) derived from one rank's Kineto trace, so the
+// A training profile (models/job/training_profile.hpp) derived from one rank's Kineto trace, so the
 // cluster simulation's `kernels` job model can run the traced job on other GPU types and placements
 // (`fleetsim profile-from-trace`).
 //

@@ -165,9 +165,9 @@ TEST_CASE("calibrate cli: split halves each (device, op) group, seeded and compl
 }
 
 TEST_CASE("calibrate cli: memory-bound kernels on the shared data, fit on half, within 10 percent") {
-  if (!shared_data_available()) return;
+  fleetsim::test::require_shared();
   const auto dir = temp_dir("calmem");
-  const std::string test = std::string(FLEETSIM_SHARED_DATA) + "/microbench/neusight/test/";
+  const std::string test = fleetsim::test::shared_dir() + "/microbench/neusight/test/";
   auto r = run_fleetsim("calibrate split --seed 42 --out " + q(dir) + " " + test + "elem.csv " + test +
                         "ln.csv " + test + "softmax.csv");
   REQUIRE_MESSAGE(r.code == 0, r.output);
@@ -193,9 +193,9 @@ TEST_CASE("calibrate cli: memory-bound kernels on the shared data, fit on half, 
 }
 
 TEST_CASE("calibrate cli: --node-topology is kept in the calibration; bad values exit 2") {
-  if (!fleetsim::test::shared_data_available()) return;
+  fleetsim::test::require_shared();
   const auto dir = temp_dir("calcli");
-  const std::string v100 = std::string(FLEETSIM_SHARED_DATA) + "/collectives/nccl-allreduce-v100";
+  const std::string v100 = fleetsim::test::shared_dir() + "/collectives/nccl-allreduce-v100";
   auto r = run_fleetsim("calibrate fit -q --out " + q(dir / "cal.json") + " " + v100 +
                         " --node-topology V100=dgx1");
   REQUIRE_MESSAGE(r.code == 0, r.output);

@@ -20,6 +20,7 @@
 
 #include "models/collective/collective_model.hpp"
 #include "models/hardware/gpu_catalog.hpp"
+#include "tests/test_util.hpp"
 
 using namespace fleetsim;
 
@@ -28,10 +29,11 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 std::vector<CollectiveSample> table(const std::string& sys) {
+  fleetsim::test::require_shared("collectives/nccl-allreduce-" + sys);
   std::vector<CollectiveSample> all;
   for (int n = 2; n <= 8; ++n) {
-    const std::string path = std::string(FLEETSIM_SHARED_DATA) + "/collectives/nccl-allreduce-" + sys +
-                             "/AR_GPU" + std::to_string(n) + "_1M_1024M_LUT";
+    const std::string path = fleetsim::test::shared_dir() + "/collectives/nccl-allreduce-" + sys + "/AR_GPU" +
+                             std::to_string(n) + "_1M_1024M_LUT";
     auto rows = read_nccl_tests(path);
     all.insert(all.end(), rows.begin(), rows.end());
   }
@@ -176,7 +178,8 @@ TEST_CASE("collective accuracy: aicb A100 all-reduce rows against the A100 table
   auto model = collective_models().create("calibrated", params);
   CommFabric fabric;
   fabric.system = "A100";
-  auto rows = read_aicb_csv(std::string(FLEETSIM_SHARED_DATA) + "/collectives/aicb_A100_collectives.csv");
+  fleetsim::test::require_shared("collectives/aicb_A100_collectives.csv");
+  auto rows = read_aicb_csv(fleetsim::test::shared_dir() + "/collectives/aicb_A100_collectives.csv");
   REQUIRE(rows.size() > 5000);
   std::map<std::pair<int, double>, std::vector<double>> groups;
   for (const auto& s : rows)

@@ -12,10 +12,7 @@ using namespace fleetsim::test;
 namespace {
 
 void golden(const std::string& scenario, const std::string& sets, const std::string& name) {
-  if (!shared_data_available()) {
-    MESSAGE("skipped: " FLEETSIM_SHARED_DATA " not present");
-    return;
-  }
+  require_shared();
   const auto dir = temp_dir("golden");
   const auto r = run_fleetsim("run " + std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/" + scenario +
                               " --quiet " + sets + " --out " + dir.string());

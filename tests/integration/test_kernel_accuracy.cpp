@@ -11,17 +11,14 @@
 #include <doctest/doctest.h>
 #include "models/kernel/kernel_model.hpp"
 #include "models/kernel/memory_curve.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace fleetsim;
 
 namespace {
 
-const std::string kDir = std::string(FLEETSIM_SHARED_DATA) + "/microbench/neusight";
-
-bool have_data() {
-  return fs::exists(kDir + "/train") && fs::exists(kDir + "/test/linear.csv");
-}
+const std::string kDir = fleetsim::test::shared_dir() + "/microbench/neusight";
 
 std::vector<KernelSample> training_samples() {
   std::vector<KernelSample> all;
@@ -92,10 +89,8 @@ std::map<std::pair<std::string, std::string>, Row> evaluate() {
 }  // namespace
 
 TEST_CASE("kernel accuracy: fitting all NeuSight training files takes under 10 s") {
-  if (!have_data()) {
-    MESSAGE("shared data missing: skipped");
-    return;
-  }
+  fleetsim::test::require_shared("microbench/neusight/train");
+  fleetsim::test::require_shared("microbench/neusight/test/linear.csv");
   const auto t0 = std::chrono::steady_clock::now();
   const auto samples = training_samples();
   const auto t1 = std::chrono::steady_clock::now();
@@ -111,10 +106,8 @@ TEST_CASE("kernel accuracy: fitting all NeuSight training files takes under 10 s
 }
 
 TEST_CASE("kernel accuracy: calibrated GEMM error on held-out NeuSight shapes") {
-  if (!have_data()) {
-    MESSAGE("shared data missing: skipped");
-    return;
-  }
+  fleetsim::test::require_shared("microbench/neusight/train");
+  fleetsim::test::require_shared("microbench/neusight/test/linear.csv");
   const auto rows = evaluate();
   // Calibrated MAPE bounds actually achieved (fractions, measured 2026-12-02); the issue's target is
   // 0.10. Only A100 linear meets it. P4 linear: NeuSight's P4 linear training sweep runs at 0.8-1.5

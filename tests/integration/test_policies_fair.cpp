@@ -3,8 +3,8 @@
 // engine is one per process).
 #include <doctest/doctest.h>
 
-#include "sim/app/scenario.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
 #include "sim/metrics/summary.hpp"
 #include "tests/sim_harness.hpp"
 #include "workloads/base/input_error.hpp"

@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace {
 
 const std::string kFixtures = std::string(FLEETSIM_SOURCE_DIR) + "/tests/data/kineto/";
-const std::string kShared = std::string(FLEETSIM_SHARED_DATA) + "/kineto/hta/";
+const std::string kShared = fleetsim::test::shared_dir() + "/kineto/hta/";
 
 struct Replayed {
   int code = -1;
@@ -337,7 +337,7 @@ TEST_CASE("replay: bad input exits 2 with a clear message") {
 }
 
 TEST_CASE("replay: every shared trace's baseline is within 2% of the measured steps") {
-  if (!fleetsim::test::shared_data_available()) return;
+  fleetsim::test::require_shared();
   for (const auto& f : fs::directory_iterator(kShared)) {
     const auto r = replay(f.path().string());
     REQUIRE_MESSAGE(r.code == 0, f.path().string() << ": " << r.output);
@@ -355,7 +355,7 @@ TEST_CASE("replay: every shared trace's baseline is within 2% of the measured st
 }
 
 TEST_CASE("replay: what-if sanity on shared traces") {
-  if (!fleetsim::test::shared_data_available()) return;
+  fleetsim::test::require_shared();
   const std::string job = kShared + "negative_queue_length_values_check_rank0.json.gz";
   const auto base = replay(job);
   REQUIRE(base.code == 0);
@@ -402,7 +402,7 @@ TEST_CASE("replay: what-if sanity on shared traces") {
 }
 
 TEST_CASE("replay --summary: fleet view over many traces") {
-  if (!fleetsim::test::shared_data_available()) return;
+  fleetsim::test::require_shared();
   const auto r = run_fleetsim("replay --summary " + kShared + "*.json.gz");
   CHECK(r.code == 0);
   CHECK(r.output.find("GPU idle share") != std::string::npos);

@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "sim/app/scenario.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
 #include "workloads/base/text.hpp"
 

@@ -20,7 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kShared = std::string(FLEETSIM_SHARED_DATA) + "/kineto/hta/";
+const std::string kShared = fleetsim::test::shared_dir() + "/kineto/hta/";
 
 json event(const char* cat, const std::string& name, int tid, double ts, double dur,
            json args = json::object()) {
@@ -147,7 +147,7 @@ TEST_CASE("profile-from-trace: bad input exits 2 and writes nothing") {
 }
 
 TEST_CASE("profile-from-trace: shared traces reproduce their steps on the traced GPU") {
-  if (!fleetsim::test::shared_data_available()) return;
+  fleetsim::test::require_shared();
   const auto dir = temp_dir("tprof-shared");
   fleetsim::KernelCalibration none;
   const auto km = fleetsim::kernel_models().create("roofline", none);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/hardware/gpu_catalog.hpp"
+#include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 
@@ -237,7 +238,8 @@ TEST_CASE("catalog: bad device files name the file and the key") {
 }
 
 TEST_CASE("catalog: every shared NeuSight device file loads and matches the catalog entry") {
-  const std::string dir = std::string(FLEETSIM_SHARED_DATA) + "/microbench/neusight/devices";
+  fleetsim::test::require_shared("microbench/neusight/devices");
+  const std::string dir = fleetsim::test::shared_dir() + "/microbench/neusight/devices";
   const auto devices = load_device_dir(dir);
   REQUIRE(devices.size() == 9);
   for (const auto& g : devices) {

@@ -1,4 +1,4 @@
-// Gavel's max-min fairness LP (sim/scheduling/gavel_lp.hpp) on cases solved by hand.
+// Gavel's max-min fairness LP (sim/scheduling/policies/gavel_lp.hpp) on cases solved by hand.
 #include <doctest/doctest.h>
 
 #include "sim/scheduling/policies/gavel_lp.hpp"

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
-#include "sim/platform/cluster_spec.hpp"
 #include "sim/cluster/placer.hpp"
+#include "sim/platform/cluster_spec.hpp"
 #include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;

@@ -18,6 +18,7 @@
 #include "sim/platform/cluster_spec.hpp"
 #include "sim/platform/platform.hpp"
 #include "tests/platform_util.hpp"
+#include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
@@ -199,11 +200,8 @@ TEST_CASE("openb nodes: bad rows name file, line and field") {
 
 TEST_CASE("openb nodes: the real openb GPU node list builds a platform") {
   const std::string path =
-      std::string(FLEETSIM_SHARED_DATA) + "/traces/alibaba-gpu-2023/openb_node_list_gpu_node.csv";
-  if (!std::filesystem::exists(path)) {
-    MESSAGE("skipped: " << path << " not found");
-    return;
-  }
+      fleetsim::test::shared_dir() + "/traces/alibaba-gpu-2023/openb_node_list_gpu_node.csv";
+  fleetsim::test::require_shared("traces/alibaba-gpu-2023/openb_node_list_gpu_node.csv");
   const ClusterSpec c = read_openb_nodes(path, NetworkSpec{});
   CHECK(c.nodes.size() == 1213);
   CHECK(c.total_gpus() == 6212);

@@ -10,8 +10,8 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
-#include "sim/app/scenario.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
 #include "tests/test_util.hpp"
 #include "tests/unit/test_workloads_util.hpp"
@@ -224,7 +224,8 @@ TEST_CASE("pollux end to end: fixture workload on one 4-GPU T4 node (hand-derive
 TEST_CASE("real data: Pollux workload-1 and the measured profiles") {
   const std::string workload = "traces/pollux-workloads/workload-1.csv";
   const std::string profiles = "throughputs/pollux-profiles";
-  if (!test::have_shared_data(workload) || !test::have_shared_data(profiles)) return;
+  test::require_shared(workload);
+  test::require_shared(profiles);
   const auto jobs = read_pollux(test::shared_data(workload));
   CHECK(jobs.size() == 160);
   std::map<std::string, int> per_app;

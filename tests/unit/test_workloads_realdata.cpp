@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "tests/unit/test_workloads_util.hpp"
-#include "workloads/throughputs/throughput_table.hpp"
 #include "workloads/jobs/trace_stats.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;
@@ -22,7 +22,7 @@ bool sorted_by_submit(const std::vector<JobSpec>& jobs) {
 }  // namespace
 
 TEST_CASE("real data: openb default pod list") {
-  if (!have_shared_data(kOpenb)) return;
+  require_shared(kOpenb);
   const auto jobs = read_trace(config("openb", shared_data(kOpenb + "openb_pod_list_default.csv")));
   CHECK(jobs.size() == 8152);
   CHECK(sorted_by_submit(jobs));
@@ -43,7 +43,7 @@ TEST_CASE("real data: openb default pod list") {
 }
 
 TEST_CASE("real data: openb variants (gpushare40 unsorted, multigpu20 without times)") {
-  if (!have_shared_data(kOpenb)) return;
+  require_shared(kOpenb);
   const auto share = read_trace(config("openb", shared_data(kOpenb + "openb_pod_list_gpushare40.csv")));
   CHECK(share.size() == 8152);
   CHECK(sorted_by_submit(share));
@@ -54,7 +54,8 @@ TEST_CASE("real data: openb variants (gpushare40 unsorted, multigpu20 without ti
 }
 
 TEST_CASE("real data: philly-gavel 6214e9 with Gavel throughputs") {
-  if (!have_shared_data(kPhilly) || !have_shared_data(kGavel)) return;
+  require_shared(kPhilly);
+  require_shared(kGavel);
   auto c = config("philly-gavel", shared_data(kPhilly + "6214e9.trace"));
   c.throughputs = shared_data(kGavel);
   c.gpu_type = "v100";
@@ -78,7 +79,8 @@ TEST_CASE("real data: philly-gavel 6214e9 with Gavel throughputs") {
 }
 
 TEST_CASE("real data: the other philly VCs on every GPU type of the table") {
-  if (!have_shared_data(kPhilly) || !have_shared_data(kGavel)) return;
+  require_shared(kPhilly);
+  require_shared(kGavel);
   for (const char* vc : {"103959", "2869ce"}) {
     for (const char* gpu : {"k80", "p100", "v100"}) {
       INFO(vc << " on " << gpu);
@@ -94,7 +96,7 @@ TEST_CASE("real data: the other philly VCs on every GPU type of the table") {
 }
 
 TEST_CASE("real data: Gavel throughput table") {
-  if (!have_shared_data(kGavel)) return;
+  require_shared(kGavel);
   const auto t = ThroughputTable::load(shared_data(kGavel));
   CHECK(t.gpu_types() == std::vector<std::string>{"k80", "p100", "v100"});
   CHECK(t.job_types().size() == 26);

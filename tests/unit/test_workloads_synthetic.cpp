@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "tests/unit/test_workloads_util.hpp"
-#include "workloads/throughputs/throughput_table.hpp"
 #include "workloads/jobs/trace_stats.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;

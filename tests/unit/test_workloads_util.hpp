@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 
@@ -17,14 +18,7 @@ inline std::string fixture(const std::string& name) {
 }
 
 inline std::string shared_data(const std::string& rel) {
-  return std::string(FLEETSIM_SHARED_DATA) + "/" + rel;
-}
-
-/// True if the shared data folder is present; otherwise logs why the caller is skipped.
-inline bool have_shared_data(const std::string& rel) {
-  if (std::filesystem::exists(shared_data(rel))) return true;
-  MESSAGE("skipped: shared data not found at " << shared_data(rel));
-  return false;
+  return shared_path(rel);
 }
 
 /// A file in the temp folder with the given content, removed when the object dies. Names are unique per
