@@ -5,6 +5,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${1:-$ROOT/build}"
 MODE="${2:-Release}"
 JOBS="$(nproc 2>/dev/null || echo 2)"
+# ccache (CMakeLists.txt uses it when installed): paths relative to the checkout, so another clone
+# of the same sources (CI's fresh clone) reuses the compiled objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 GEN=()
 if command -v ninja >/dev/null 2>&1; then GEN=(-G Ninja); fi
 case "$MODE" in
