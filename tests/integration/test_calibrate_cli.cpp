@@ -192,7 +192,7 @@ TEST_CASE("calibrate cli: memory-bound kernels on the shared data, fit on half, 
   CHECK(checked == 6 * 3);  // six devices x {elementwise, ln, softmax}
 }
 
-TEST_CASE("calibrate cli: --node-topology is kept in the calibration; bad values exit 2") {
+TEST_CASE("calibrate cli: --node-topology is kept in the calibration, bad values exit 2") {
   fleetsim::test::require_shared();
   const auto dir = temp_dir("calcli");
   const std::string v100 = fleetsim::test::shared_dir() + "/collectives/nccl-allreduce-v100";
