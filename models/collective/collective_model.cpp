@@ -240,7 +240,8 @@ BandValue value_of(const CollectiveBand& b) {
 
 /// Latency and bus-byte cost for (system, op, nodes) at `ranks`, interpolated between fitted counts:
 /// linearly in ranks, or, when the system's node topology gives NVLink rings for all the counts
-/// involved (one node), per ring: cost x rings is interpolated and divided by the rings at `ranks`.
+/// involved (one node), per ring: cost x rings is interpolated and divided by the rings at `ranks`;
+/// a count with an NVLink path but no ring (nvlink_chain_only) runs as one chain.
 std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std::string& system,
                                      Collective op, double bytes, int ranks, int nodes) {
   const CollectiveCurve* below = nullptr;
@@ -264,6 +265,17 @@ std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std
     if (per_ring) v.sec_per_bus_byte *= ring_capacity(*topo, c->ranks);
     return v;
   };
+  // No NVLink ring but an NVLink path: NCCL's one-channel chain (node_topology.hpp) moves the
+  // buffer over each link once each way, i.e. bus_factor(all_reduce) x one ring's bus bandwidth.
+  // One ring's cost comes from the fitted count with the fewest rings (two GPUs on a DGX-1), whose
+  // channels carry the whole buffer as the chain does; latency is interpolated as usual.
+  const CollectiveCurve* single = nullptr;
+  if (topo != nullptr && nvlink_chain_only(*topo, ranks))
+    for (const auto& c : cal.curves) {
+      if (c.op != op || c.nodes != nodes || c.bands.empty() || c.system != system) continue;
+      const int rings = ring_capacity(*topo, c.ranks);
+      if (rings > 0 && (single == nullptr || rings < ring_capacity(*topo, single->ranks))) single = &c;
+    }
   BandValue v;
   if (below == nullptr || above == nullptr) {
     v = scale(below != nullptr ? below : above);
@@ -274,6 +286,9 @@ std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std
                   lo.sec_per_bus_byte + w * (hi.sec_per_bus_byte - lo.sec_per_bus_byte)};
   }
   if (per_ring) v.sec_per_bus_byte /= ring_capacity(*topo, ranks);
+  if (single != nullptr)
+    v.sec_per_bus_byte = value_of(single->band_for(bytes)).sec_per_bus_byte *
+                         ring_capacity(*topo, single->ranks) / bus_factor(Collective::all_reduce, ranks);
   return v;
 }
 

@@ -110,7 +110,28 @@ int count_rings(const NodeTopology& t, int n) {
   return 2 * best;
 }
 
+bool has_path(const NodeTopology& t, int n) {
+  if (n < 2 || n > t.gpus || t.switched) return false;
+  std::vector<int> links(static_cast<std::size_t>(n * n), 0);
+  for (const auto& [a, b, count] : t.links)
+    if (a < n && b < n)
+      links[static_cast<std::size_t>(a * n + b)] = links[static_cast<std::size_t>(b * n + a)] = count;
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  do {
+    bool linked = true;
+    for (std::size_t j = 0; j + 1 < order.size() && linked; ++j)
+      linked = links[static_cast<std::size_t>(order[j] * n + order[j + 1])] > 0;
+    if (linked) return true;
+  } while (std::next_permutation(order.begin(), order.end()));
+  return false;
+}
+
 }  // namespace
+
+bool nvlink_chain_only(const NodeTopology& t, int n) {
+  return ring_capacity(t, n) == 0 && has_path(t, n);
+}
 
 int ring_capacity(const NodeTopology& t, int n) {
   // The known topologies' counts are computed once (predictions ask for them on every call).

@@ -8,6 +8,7 @@
 // ring_capacity(n) counts those rings for GPUs 0..n-1 (CUDA_VISIBLE_DEVICES order, as nccl-tests
 // picks them); the calibrated collective model divides its fitted bus bandwidth by it before it
 // interpolates between measured GPU counts, and multiplies it back for the count it predicts.
+// Counts without an NVLink ring but with an NVLink path (nvlink_chain_only) run as one chain.
 #include <array>
 #include <string>
 #include <string_view>
@@ -37,5 +38,13 @@ const NodeTopology& node_topology(std::string_view name, const std::string& file
 /// NVLink ring (NCCL then routes through PCIe or other GPUs). 1 for every n on a switched node
 /// (only ratios between counts matter). n outside [2, gpus]: 0.
 int ring_capacity(const NodeTopology& t, int n);
+
+/// Whether GPUs 0..n-1 have an NVLink path through all of them (a Hamiltonian path of the links)
+/// while no NVLink ring (ring_capacity(t, n) == 0): e.g. DGX-1, 5 GPUs, 4-0-3-2-1. NCCL's ring then
+/// needs a PCIe/QPI hop (GPU 4 reaches GPUs 1-3 only across the CPU sockets, a few GB/s), and it
+/// runs the all-reduce as a tree instead: one chain along the NVLink path, reduce one way and
+/// broadcast the other, every link moving the whole buffer once each way, as one ring of two GPUs
+/// does (V100, 8 MiB - 1 GiB: 5 GPUs take 0.97-1.03x the time of 2). False on switched nodes.
+bool nvlink_chain_only(const NodeTopology& t, int n);
 
 }  // namespace fleetsim

@@ -150,9 +150,10 @@ TEST_CASE("collective accuracy: V100 fit on 2-4-8 GPUs, seen counts within 5%, u
   }
 }
 
-TEST_CASE("collective accuracy: V100 with the DGX-1 NVLink topology, unseen counts per ring") {
+TEST_CASE("collective accuracy: V100 with the DGX-1 NVLink topology, every unseen count within 5%") {
   // Rings over GPUs 0..n-1 of the hybrid cube-mesh: 1, 2, 4, 0, 2, 4, 6 for n = 2..8; the measured
-  // 1 GiB bus bandwidth per ring is 22.6, 22.6, 21.3, -, 22.9, 21.8, 22.4 GB/s.
+  // 1 GiB bus bandwidth per ring is 22.6, 22.6, 21.3, -, 22.9, 21.8, 22.4 GB/s (5 GPUs: 37.2 GB/s,
+  // 1.65 x one ring, where one chain gives 2(n-1)/n = 1.6 x).
   const NodeTopology& dgx1 = node_topology("dgx1");
   auto st = evaluate(table("v100"), "V100", counts_fit, "counts, dgx1 topology", &dgx1);
   REQUIRE(st.size() == 7);
@@ -167,9 +168,11 @@ TEST_CASE("collective accuracy: V100 with the DGX-1 NVLink topology, unseen coun
   }
   CHECK(st[6].mean() < 0.05);  // 2 rings between the 4 of 4 GPUs and the 6 of 8: measured 4.5%
   CHECK(st[6].p95() < 0.06);
-  // Five GPUs have no NVLink ring (GPU 4's only link into 0-4 goes to GPU 0): NCCL leaves NVLink for
-  // part of the ring, which no NVLink count describes; plain interpolation, still a miss.
-  CHECK(st[5].mean() > 0.5);
+  // Five GPUs have no NVLink ring (GPU 4's only links into 0-4 go to GPU 0), so a ring would cross
+  // the CPU sockets; NCCL runs one chain along the NVLink path 4-0-3-2-1 instead, at one ring of
+  // two GPUs' bandwidth (nvlink_chain_only). Nothing fitted on five GPUs: measured 2.8% mean.
+  CHECK(st[5].mean() < 0.035);
+  CHECK(st[5].p95() < 0.05);
 }
 
 TEST_CASE("collective accuracy: aicb A100 all-reduce rows against the A100 table fit (context)") {

@@ -264,10 +264,18 @@ TEST_CASE("node topology: NVLink rings of GPU subsets and per-ring interpolation
   CHECK(ring_capacity(dgx1, 1) == 0);
   CHECK(ring_capacity(dgx1, 9) == 0);
   CHECK(ring_capacity(node_topology("nvswitch"), 5) == 1);
+  // No NVLink ring but an NVLink path (4-0-3-2-1): only 5 GPUs of a DGX-1; never on a switched node.
+  for (int n = 1; n <= 9; ++n) {
+    CAPTURE(n);
+    CHECK(nvlink_chain_only(dgx1, n) == (n == 5));
+    CHECK_FALSE(nvlink_chain_only(node_topology("nvswitch"), n));
+  }
   // A 4-GPU ring of single links: one Hamiltonian cycle, both ways.
   const NodeTopology square{"square", "", 4, false, {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 0, 1}}};
   CHECK(ring_capacity(square, 4) == 2);
   CHECK(ring_capacity(square, 3) == 0);  // 0-1-2 has no link 2-0
+  CHECK(nvlink_chain_only(square, 3));
+  CHECK_FALSE(nvlink_chain_only(NodeTopology{"pair+1", "", 3, false, {{0, 1, 2}}}, 3));  // GPU 2 unlinked
   CHECK(has(input_error([] { node_topology("hypercube", "cal.json", 0, "node_topology.V100"); }),
             "valid: nvswitch, pcie, dgx1"));
 
@@ -288,9 +296,10 @@ TEST_CASE("node topology: NVLink rings of GPU subsets and per-ring interpolation
   cal.node_topology["V100"] = &dgx1;
   CHECK(cal.fitted_seconds("V100", Collective::all_reduce, bytes, 3).value() ==
         doctest::Approx(20e-6 + f3 * bytes / 40e9).epsilon(1e-3));
-  // 5 GPUs have no NVLink ring: plain interpolation (here clamped to the 4-GPU curve).
+  // 5 GPUs have no NVLink ring but a path: one chain, each link moving the buffer once each way
+  // at one ring's 20 GB/s (the 2-GPU curve's), so bytes / 20 GB/s; latency clamped to 4 GPUs'.
   CHECK(cal.fitted_seconds("V100", Collective::all_reduce, bytes, 5).value() ==
-        doctest::Approx(30e-6 + bus_factor(Collective::all_reduce, 5) * bytes / 80e9).epsilon(1e-3));
+        doctest::Approx(30e-6 + bytes / 20e9).epsilon(1e-3));
   // The topology survives the JSON round trip; an unknown name is an error naming the key.
   const auto j = to_json(cal);
   CHECK(j.at("node_topology").at("V100") == "dgx1");

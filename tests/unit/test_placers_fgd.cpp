@@ -160,9 +160,10 @@ TEST_CASE("gpu-packing picks the partially used GPU, then a used node before an 
   CHECK(slot(*p, req(1), s) == std::pair{1, 0});  // whole GPU: node 1 is in use, node 0 idle
 }
 
-TEST_CASE("gpu-clustering co-locates identical requests") {
-  // A (500) -> node 0 (both idle, same free: lowest index). B (300): node 0 holds only A's
-  // request, node 1 is idle -> node 1. A again -> node 0, A's GPU; B again -> node 1, B's GPU.
+TEST_CASE("gpu-clustering co-locates jobs of the same kind, as the authors' simulator") {
+  // Kinds (GpuClusteringScorePlugin's GPU affinity): every fractional one-GPU job is "share",
+  // whatever its share; whole-GPU jobs are "N GPUs". Shares 500 and 300 are one kind: the 300
+  // joins the 500's node (only its kind there) and its GPU (best fit inside the node).
   ClusterState s(cluster({{2}, {2}}));
   auto p = make("gpu-clustering");
   auto place = [&](int milli) {
@@ -170,13 +171,23 @@ TEST_CASE("gpu-clustering co-locates identical requests") {
     take(s, where.first, where.second, milli);
     return where;
   };
-  CHECK((place(500) == std::pair{0, 0} && place(300) == std::pair{1, 0}));
-  CHECK((place(500) == std::pair{0, 0} && place(300) == std::pair{1, 0}));
-  CHECK((s.gpu_free_milli(0, 0) == 0 && s.gpu_free_milli(1, 0) == 400));
-  // best-fit would have put the first B next to A.
+  CHECK((place(500) == std::pair{0, 0} && place(300) == std::pair{0, 0}));
+  CHECK(place(1000) == std::pair{1, 0});  // node 0 holds another kind only, node 1 is idle
+  CHECK(place(300) == std::pair{0, 1});   // share: node 0; GPU 0 has 200 left
+  CHECK(place(1000) == std::pair{1, 1});  // whole GPU: node 1 holds only its kind
+  CHECK((s.gpu_free_milli(0, 0) == 200 && s.gpu_free_milli(0, 1) == 700));
+
+  // Inside a tier the score is 25 * (8000 - free milli) / 8000 in integers: free 2000 and 1950
+  // tie (18), so the lower index wins although node 1 is tighter; free 1900 scores 19.
+  for (const auto& [used, want] : {std::pair{50, 0}, std::pair{100, 1}}) {
+    ClusterState t(cluster({{2}, {2}}));
+    take(t, 1, 0, used);  // not placed by the placer: node 1 counts as idle, with less free
+    CHECK(slot(*make("gpu-clustering"), req(1, 500), t).first == want);
+  }
+  // best-fit would have put the 500 on node 1 in both cases.
   ClusterState t(cluster({{2}, {2}}));
-  take(t, 0, 0, 500);
-  CHECK(at(*make("best-fit"), req(1, 300), t) == std::set<int>{0});
+  take(t, 1, 0, 50);
+  CHECK(at(*make("best-fit"), req(1, 500), t) == std::set<int>{1});
 }
 
 TEST_CASE("fragmentation measure by hand") {
