@@ -1,15 +1,15 @@
 #pragma once
 // JobModel: how long a job runs on a given placement. Pure function of its inputs (no SimGrid).
 // Registered by name; the scenario's [execution] job_model selects one.
+#include <functional>
 #include <memory>
 #include <optional>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "workloads/jobs/job.hpp"
 #include "workloads/base/options.hpp"
 #include "workloads/base/registry.hpp"
+#include "workloads/jobs/job.hpp"
 
 namespace fleetsim {
 

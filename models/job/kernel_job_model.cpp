@@ -21,12 +21,12 @@ namespace {
 using K = KeyKind;
 const KeyRegistrar kKeys{{
     {"execution", "profiles", K::kPath, "", "", "training-profile TOML", "kernels"},
-    {"execution", "calibration", K::kPath, "", "spec-only models", "calibration JSON (fleetsim calibrate fit)",
-     "kernels"},
+    {"execution", "calibration", K::kPath, "", "spec-only models",
+     "calibration JSON (fleetsim calibrate fit)", "kernels"},
     {"execution", "kernel_model", K::kString, "", "calibrated", "kernel model: calibrated | table | roofline",
      "kernels"},
-    {"execution", "collective_model", K::kString, "", "calibrated", "collective model: calibrated | nccl-default",
-     "kernels"},
+    {"execution", "collective_model", K::kString, "", "calibrated",
+     "collective model: calibrated | nccl-default", "kernels"},
 }};
 
 class KernelJobModel final : public JobModel {
@@ -41,12 +41,12 @@ class KernelJobModel final : public JobModel {
     library_ = read_profiles(profiles);
     calibration_ = std::make_shared<Calibration>();
     if (!calibration.empty()) *calibration_ = load_calibration(calibration);
-    kernels_ = kernel_models().create(p.settings.text("kernel_model", "calibrated"), calibration_->kernels, p.scenario_file, 0,
-                                      "execution.kernel_model");
+    kernels_ = kernel_models().create(p.settings.text("kernel_model", "calibrated"), calibration_->kernels,
+                                      p.scenario_file, 0, "execution.kernel_model");
     CollectiveModelParams cp;
     cp.calibration = std::shared_ptr<const CollectiveCalibration>(calibration_, &calibration_->collectives);
-    collectives_ =
-        collective_models().create(p.settings.text("collective_model", "calibrated"), cp, p.scenario_file, 0, "execution.collective_model");
+    collectives_ = collective_models().create(p.settings.text("collective_model", "calibrated"), cp,
+                                              p.scenario_file, 0, "execution.collective_model");
     reference_ = find_gpu(reference_gpu_);
   }
 
@@ -124,7 +124,9 @@ const JobModelRegistrar kRegistrar{
     "collective models (execution.calibration); run time = steps x iteration, or the trace duration "
     "scaled from execution.reference_gpu",
     [](const JobModelParams& p) { return std::make_unique<KernelJobModel>(p); }, 2,
-    [](const JobModelParams& p, const std::vector<JobSpec>&) { return !p.settings.text("profiles", "").empty(); }};
+    [](const JobModelParams& p, const std::vector<JobSpec>&) {
+      return !p.settings.text("profiles", "").empty();
+    }};
 
 }  // namespace
 }  // namespace fleetsim

@@ -1,8 +1,8 @@
 // "pollux" job model: run time = steps x measured time per step of the job's application, for the shape
 // it got (nodes spanned, GPUs = replicas) and its per-GPU batch, from the Pollux (OSDI'21) profiles.
 //
-// Profiles: execution.pollux_profiles names a FOLDER with one sub-folder per application (bert, cifar10, ...),
-// each holding
+// Profiles: execution.pollux_profiles names a FOLDER with one sub-folder per application (bert, cifar10,
+// ...), each holding
 //   placements.csv   placement,local_bsz,step_time,sync_time   placement = GPUs per node ("22" = 2 nodes x
 //                                                               2 GPUs), up to 4 nodes of up to 4 GPUs
 //   scalability.csv  num_nodes,num_replicas,local_bsz,step_time,sync_time   (optional; 6 to 16 nodes)

@@ -6,14 +6,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "sim/engine/simulation.hpp"
 #include "sim/app/staging.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
-#include "sim/network/network_hook.hpp"
-#include "sim/network/network_report.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
+#include "sim/network/network_hook.hpp"
+#include "sim/network/network_report.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {

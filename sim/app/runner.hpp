@@ -22,7 +22,6 @@ struct RunOutcome {
 /// Read the workload of a scenario (applies workload.limit). Throws InputError.
 std::vector<JobSpec> load_jobs(const Scenario& scenario);
 
-
 RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace fleetsim

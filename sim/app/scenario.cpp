@@ -46,7 +46,8 @@ class Loader {
       const std::string where = overridden_.count(full) > 0 ? std::string("--set") : file_;
       const KeyDecl* spec = reg.find(schema_path, name);
       if (spec == nullptr) {
-        if (const RetiredKey* old = reg.retired(schema_path, name)) throw InputError(where, line, full, old->message);
+        if (const RetiredKey* old = reg.retired(schema_path, name))
+          throw InputError(where, line, full, old->message);
         std::vector<std::string> valid;
         for (const KeyDecl* d : reg.in_table(schema_path)) valid.push_back(d->name);
         std::string msg = "unknown key '" + name + "'";
@@ -95,7 +96,8 @@ class Loader {
           if (!v.is_string()) fail(full + "." + std::string(k.str()), &v, "expected a string");
         return;
       case KeyKind::kTableArray:
-        return expect(n.is_array_of_tables() || (n.is_array() && n.as_array()->empty()), kind_name(spec.kind));
+        return expect(n.is_array_of_tables() || (n.is_array() && n.as_array()->empty()),
+                      kind_name(spec.kind));
       case KeyKind::kIntArray:
       case KeyKind::kNumberArray:
       case KeyKind::kStringArray:
@@ -128,7 +130,8 @@ class Loader {
         case KeyKind::kFreeTable:
           continue;
         case KeyKind::kStringTable:
-          for (const auto& [ck, cv] : *node.as_table()) v.entries[std::string(ck.str())] = std::string(*cv.as_string());
+          for (const auto& [ck, cv] : *node.as_table())
+            v.entries[std::string(ck.str())] = std::string(*cv.as_string());
           break;
         case KeyKind::kPath:
           v.text = path_value(t, path, name.c_str());
@@ -422,7 +425,9 @@ long Scenario::key_line(const std::string& key) const {
   return it == key_lines.end() ? 0 : it->second;
 }
 
-std::string describe_scenario_keys() { return describe_keys_text(); }
+std::string describe_scenario_keys() {
+  return describe_keys_text();
+}
 
 namespace {
 

@@ -34,8 +34,8 @@ const KeyRegistrar kCluster{{
      "leaf-spine | fat-tree | rail-optimized (NIC r of every node to the rail-r leaf of its group, rail "
      "leaves joined by spines, as in DGX SuperPODs)"},
     {"cluster.network", "nodes_per_leaf", K::kInt, "", "16", "nodes under one leaf switch"},
-    {"cluster.network", "oversubscription", K::kFloat, "", "1",
-     "leaf down:up capacity ratio, >= 1 (1 = non-blocking)"},
+    {"cluster.network", "oversubscription", K::kFloat, "", "1 = non-blocking",
+     "leaf down:up capacity ratio, >= 1"},
     {"cluster.network", "nic_gbps", K::kFloat, "Gbit/s", "100", "bandwidth of one NIC"},
     {"cluster.network", "nics_per_node", K::kInt, "", "1",
      "NICs per node; rail-optimized: one rail each, else bonded into one link"},

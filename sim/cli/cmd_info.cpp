@@ -7,8 +7,8 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
 #include "models/kernel/kernel_model.hpp"
-#include "sim/cli/command.hpp"
 #include "sim/app/scenario.hpp"
+#include "sim/cli/command.hpp"
 #include "sim/cluster/placer.hpp"
 #include "sim/engine/policy.hpp"
 #include "workloads/base/keys.hpp"
@@ -46,8 +46,8 @@ void list_policies(const R& registry, const char* title, const char* options_tab
 
 Runner setup_policies(CLI::App&) {
   return [] {
-    list_policies<decltype(schedulers()), SchedulerParams>(schedulers(), "scheduling policies (scheduler.policy)",
-                                                           "options");
+    list_policies<decltype(schedulers()), SchedulerParams>(
+        schedulers(), "scheduling policies (scheduler.policy)", "options");
     list_policies<decltype(placers()), PlacerParams>(placers(), "placement policies (scheduler.placement)",
                                                      "placement_options");
     list_registry(job_models(), "job models (execution.job_model; also: auto)");
@@ -78,7 +78,8 @@ Runner setup_trace(CLI::App& sub) {
   sub.require_subcommand(1);
   auto* stats = sub.add_subcommand("stats", "job count, span, GPU-demand histogram, duration percentiles");
   auto a = std::make_shared<StatsArgs>();
-  stats->add_option("--format", a->format, "trace format (openb, philly-gavel, csv, pollux, synthetic)")->required();
+  stats->add_option("--format", a->format, "trace format (openb, philly-gavel, csv, pollux, synthetic)")
+      ->required();
   stats->add_option("path", a->path, "trace file")->required();
   stats->add_option("--throughputs", a->throughputs, "philly-gavel: Gavel throughput JSON for durations");
   stats->add_option("--gpu-type", a->gpu_type, "philly-gavel: GPU type for durations (default v100)");

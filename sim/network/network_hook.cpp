@@ -80,8 +80,9 @@ void NetworkFidelity::on_start(JobId id, const PlacementSummary& where) {
     d.bytes = config_.grad_bytes;
     d.ranks = static_cast<int>(ring.size());
     d.nodes = std::max(1, where.nodes);
-    comm_s = predict_analytic(d, fabric_for(*g, net.nic_gbps, net.nics_per_node, cluster_.gpus_per_nic(node_gpus)))
-                 .seconds;
+    comm_s =
+        predict_analytic(d, fabric_for(*g, net.nic_gbps, net.nics_per_node, cluster_.gpus_per_nic(node_gpus)))
+            .seconds;
   }
   if (!(comm_s > 0) || !(compute_s > 0)) return;
   const double iteration_s = compute_s + comm_s;

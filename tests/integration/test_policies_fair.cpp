@@ -3,8 +3,8 @@
 // engine is one per process).
 #include <doctest/doctest.h>
 
-#include "sim/app/scenario.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
 #include "sim/metrics/summary.hpp"
 #include "tests/sim_harness.hpp"
 #include "workloads/base/input_error.hpp"
@@ -33,7 +33,7 @@ test::TinyRun run_typed(const std::string& policy) {
   const auto dir = test::temp_dir("rates");
   const auto rates = (dir / "rates.json").string();
   test::write_file(rates, kRates);
-  std::string extra = "[execution]\njob_model = \"throughput\"\nthroughputs = \"" + rates + "\"\n";
+  std::string extra = "[execution]\njob_model = \"throughput\"\nthroughput_table = \"" + rates + "\"\n";
   auto r = test::simulate_tiny(kV100AndK80, kTypedTrace, policy, "first-fit", extra,
                                "steps = \"steps\"\nmodel = \"model\"\n");
   std::filesystem::remove_all(dir);

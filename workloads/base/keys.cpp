@@ -11,9 +11,9 @@ namespace fleetsim {
 namespace {
 
 // Sections in documentation order; tables not listed come after, by name.
-constexpr const char* kSectionOrder[] = {"",          "cluster",   "cluster.pool[]", "cluster.network",
-                                         "workload",  "workload.columns", "scheduler", "execution",
-                                         "power",     "output"};
+constexpr const char* kSectionOrder[] = {
+    "",          "cluster",   "cluster.pool[]", "cluster.network", "workload", "workload.columns",
+    "scheduler", "execution", "power",          "output"};
 
 std::size_t section_rank(const std::string& table) {
   const auto* end = std::end(kSectionOrder);
@@ -21,11 +21,15 @@ std::size_t section_rank(const std::string& table) {
   return static_cast<std::size_t>(it - std::begin(kSectionOrder));
 }
 
-bool is_section(KeyKind k) { return k == KeyKind::kTable || k == KeyKind::kTableArray; }
+bool is_section(KeyKind k) {
+  return k == KeyKind::kTable || k == KeyKind::kTableArray;
+}
 
 }  // namespace
 
-void KeyRegistry::add(KeyDecl decl) { keys_.push_back(std::move(decl)); }
+void KeyRegistry::add(KeyDecl decl) {
+  keys_.push_back(std::move(decl));
+}
 
 std::vector<const KeyDecl*> KeyRegistry::in_table(const std::string& table) const {
   std::vector<const KeyDecl*> out;
@@ -171,8 +175,10 @@ std::string full_doc(const KeyDecl& k) {
 std::string markdown_cell(std::string s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
   }
   return out;
 }
@@ -197,14 +203,15 @@ std::string describe_keys_text() {
 
 std::string describe_keys_markdown() {
   const KeyRegistry& reg = scenario_keys();
-  std::string out = "| key | type | unit | default | applies to | meaning |\n| --- | --- | --- | --- | --- | --- |\n";
+  std::string out =
+      "| key | type | unit | default | applies to | meaning |\n| --- | --- | --- | --- | --- | --- |\n";
   for (const auto& table : reg.tables()) {
     for (const KeyDecl* k : reg.in_table(table)) {
       if (is_section(k->kind)) continue;
       const std::string key = table.empty() ? k->name : table + "." + k->name;
       out += "| `" + key + "` | " + kind_word(k->kind) + " | " + markdown_cell(k->unit) + " | " +
-             markdown_cell(k->fallback) + " | " + markdown_cell(k->applies_to) + " | " + markdown_cell(k->doc) +
-             " |\n";
+             markdown_cell(k->fallback) + " | " + markdown_cell(k->applies_to) + " | " +
+             markdown_cell(k->doc) + " |\n";
     }
   }
   return out;

@@ -78,9 +78,9 @@ const char* kind_name(KeyKind k);
 const char* kind_word(KeyKind k);
 
 /// Common range checks for KeyDecl::check.
-KeyCheck at_least(double min);                  ///< value >= min
-KeyCheck above(double min);                     ///< value > min
-KeyCheck in_unit_interval();                    ///< value in (0, 1]
+KeyCheck at_least(double min);                    ///< value >= min
+KeyCheck above(double min);                       ///< value > min
+KeyCheck in_unit_interval();                      ///< value in (0, 1]
 KeyCheck one_of(std::vector<std::string> valid);  ///< a string among `valid`
 
 /// Plain text: one section per table, "  key  doc [unit] (default X)" lines.

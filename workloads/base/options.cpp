@@ -17,7 +17,8 @@ std::string list_text(const std::vector<double>& values) {
 
 }  // namespace
 
-const Options::Value* Options::find(const std::string& key, const std::string& doc, std::string fallback) const {
+const Options::Value* Options::find(const std::string& key, const std::string& doc,
+                                    std::string fallback) const {
   declared_[key] = doc;
   defaults_[key] = std::move(fallback);
   auto it = values_.find(key);
@@ -80,7 +81,8 @@ std::vector<double> Options::numbers(const std::string& key, const std::vector<d
   if (v == nullptr) return fallback;
   std::vector<double> out;
   if (!v->items.empty()) {
-    for (const auto& item : v->items) out.push_back(parse_double(item, file_of(*v), v->line, table_ + "." + key));
+    for (const auto& item : v->items)
+      out.push_back(parse_double(item, file_of(*v), v->line, table_ + "." + key));
     return out;
   }
   for (const auto& part : split(v->text, ',')) {

@@ -16,7 +16,7 @@ class Options {
     std::string text;    ///< scalar as written (numbers, booleans, strings) or comma-separated array
     long line = 0;       ///< line in the scenario (0 = from --set)
     std::string origin;  ///< where it came from when not the scenario file (e.g. "--set")
-    std::vector<std::string> items;             ///< an array's elements, as text
+    std::vector<std::string> items;              ///< an array's elements, as text
     std::map<std::string, std::string> entries;  ///< a table of strings (e.g. workload.columns)
   };
 

@@ -14,9 +14,9 @@
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
-#include "workloads/throughputs/throughput_table.hpp"
 #include "workloads/jobs/trace_file.hpp"
 #include "workloads/jobs/trace_reader.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
 
 namespace fleetsim {
 namespace {

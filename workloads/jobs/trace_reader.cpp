@@ -10,7 +10,8 @@ namespace {
 
 using K = KeyKind;
 const KeyRegistrar kKeys{{
-    {"workload", "format", K::kString, "", "", "trace format, a registered reader (fleetsim policies lists them)"},
+    {"workload", "format", K::kString, "", "",
+     "trace format, a registered reader (fleetsim policies lists them)"},
     {"workload", "path", K::kPath, "", "", "trace file (every format but synthetic)"},
     {"workload", "limit", K::kInt, "", "0 = all", "read at most this many jobs", "", at_least(0)},
 }};

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "workloads/jobs/job.hpp"
 #include "workloads/base/options.hpp"
 #include "workloads/base/registry.hpp"
+#include "workloads/jobs/job.hpp"
 
 namespace fleetsim {
 
