@@ -1,12 +1,15 @@
 #pragma once
 // JobModel: how long a job runs on a given placement. Pure function of its inputs (no SimGrid).
 // Registered by name; the scenario's [execution] job_model selects one.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "workloads/jobs/job.hpp"
+#include "workloads/base/options.hpp"
 #include "workloads/base/registry.hpp"
+#include "workloads/jobs/job.hpp"
 
 namespace fleetsim {
 
@@ -27,16 +30,14 @@ struct IterationShape {
   double exposed_comm_s = 0;
 };
 
+/// What a job model is given: every [execution] key of the scenario (each model declares and reads
+/// its own, workloads/base/keys.hpp), the [workload] keys (e.g. workload.throughputs) and the
+/// cluster facts a model may need.
 struct JobModelParams {
-  std::string throughputs;             ///< Gavel-format throughput table (throughput model)
-  std::string reference_gpu = "v100";  ///< table type used (scaled by peak FP32) for GPU types absent from it
-  std::string scenario_file;           ///< for messages
-  // "kernels" model (per-iteration kernels + gradient all-reduce, models/job/training_profile.hpp):
-  std::string profiles;                         ///< training-profile TOML
-  std::string calibration;                      ///< calibration JSON ("" = spec-only models)
-  std::string kernel_model = "calibrated";      ///< kernel model registry name
-  std::string collective_model = "calibrated";  ///< collective model registry name
-  double nic_gbps = 100;                        ///< per-node NIC bandwidth, Gbit/s
+  Options settings;           ///< [execution] keys, paths resolved
+  Options workload;           ///< [workload] keys, paths resolved
+  std::string scenario_file;  ///< for messages
+  double nic_gbps = 100;      ///< per-node NIC bandwidth, Gbit/s
 };
 
 class JobModel {
@@ -65,10 +66,14 @@ class JobModel {
 using JobModelRegistry = Registry<JobModel, const JobModelParams&>;
 JobModelRegistry& job_models();
 
+/// execution.job_model = "auto": a model may register a rule; the rule of highest priority that
+/// accepts the scenario and its jobs names the model ("trace" when none does).
+using JobModelAutoRule = std::function<bool(const JobModelParams&, const std::vector<JobSpec>&)>;
+std::string auto_job_model(const JobModelParams& params, const std::vector<JobSpec>& jobs);
+
 struct JobModelRegistrar {
-  JobModelRegistrar(std::string name, std::string description, JobModelRegistry::Factory f) {
-    job_models().add(std::move(name), std::move(description), std::move(f));
-  }
+  JobModelRegistrar(std::string name, std::string description, JobModelRegistry::Factory f,
+                    int auto_priority = 0, JobModelAutoRule auto_rule = nullptr);
 };
 
 }  // namespace fleetsim

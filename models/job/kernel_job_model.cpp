@@ -13,25 +13,40 @@
 #include "models/job/job_model.hpp"
 #include "models/job/training_profile.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 
 namespace fleetsim {
 namespace {
 
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"execution", "profiles", K::kPath, "", "", "training-profile TOML", "kernels"},
+    {"execution", "calibration", K::kPath, "", "spec-only models",
+     "calibration JSON (fleetsim calibrate fit)", "kernels"},
+    {"execution", "kernel_model", K::kString, "", "calibrated", "kernel model: calibrated | table | roofline",
+     "kernels"},
+    {"execution", "collective_model", K::kString, "", "calibrated",
+     "collective model: calibrated | nccl-default", "kernels"},
+}};
+
 class KernelJobModel final : public JobModel {
  public:
-  explicit KernelJobModel(const JobModelParams& p) : reference_gpu_(p.reference_gpu), nic_gbps_(p.nic_gbps) {
-    if (p.profiles.empty())
+  explicit KernelJobModel(const JobModelParams& p)
+      : reference_gpu_(p.settings.text("reference_gpu", "v100")), nic_gbps_(p.nic_gbps) {
+    const std::string profiles = p.settings.text("profiles", "");
+    const std::string calibration = p.settings.text("calibration", "");
+    if (profiles.empty())
       throw InputError(p.scenario_file, 0, "execution.profiles",
                        "the kernels job model needs a training-profile file");
-    library_ = read_profiles(p.profiles);
+    library_ = read_profiles(profiles);
     calibration_ = std::make_shared<Calibration>();
-    if (!p.calibration.empty()) *calibration_ = load_calibration(p.calibration);
-    kernels_ = kernel_models().create(p.kernel_model, calibration_->kernels, p.scenario_file, 0,
-                                      "execution.kernel_model");
+    if (!calibration.empty()) *calibration_ = load_calibration(calibration);
+    kernels_ = kernel_models().create(p.settings.text("kernel_model", "calibrated"), calibration_->kernels,
+                                      p.scenario_file, 0, "execution.kernel_model");
     CollectiveModelParams cp;
     cp.calibration = std::shared_ptr<const CollectiveCalibration>(calibration_, &calibration_->collectives);
-    collectives_ =
-        collective_models().create(p.collective_model, cp, p.scenario_file, 0, "execution.collective_model");
+    collectives_ = collective_models().create(p.settings.text("collective_model", "calibrated"), cp,
+                                              p.scenario_file, 0, "execution.collective_model");
     reference_ = find_gpu(reference_gpu_);
   }
 
@@ -108,7 +123,10 @@ const JobModelRegistrar kRegistrar{
     "iteration time from the job's training profile (execution.profiles) predicted by the kernel and "
     "collective models (execution.calibration); run time = steps x iteration, or the trace duration "
     "scaled from execution.reference_gpu",
-    [](const JobModelParams& p) { return std::make_unique<KernelJobModel>(p); }};
+    [](const JobModelParams& p) { return std::make_unique<KernelJobModel>(p); }, 2,
+    [](const JobModelParams& p, const std::vector<JobSpec>&) {
+      return !p.settings.text("profiles", "").empty();
+    }};
 
 }  // namespace
 }  // namespace fleetsim

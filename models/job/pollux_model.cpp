@@ -1,8 +1,8 @@
 // "pollux" job model: run time = steps x measured time per step of the job's application, for the shape
 // it got (nodes spanned, GPUs = replicas) and its per-GPU batch, from the Pollux (OSDI'21) profiles.
 //
-// Profiles: execution.throughputs names a FOLDER with one sub-folder per application (bert, cifar10, ...),
-// each holding
+// Profiles: execution.pollux_profiles names a FOLDER with one sub-folder per application (bert, cifar10,
+// ...), each holding
 //   placements.csv   placement,local_bsz,step_time,sync_time   placement = GPUs per node ("22" = 2 nodes x
 //                                                               2 GPUs), up to 4 nodes of up to 4 GPUs
 //   scalability.csv  num_nodes,num_replicas,local_bsz,step_time,sync_time   (optional; 6 to 16 nodes)
@@ -35,6 +35,7 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_file.hpp"
 
@@ -215,28 +216,28 @@ std::pair<std::string, long> parse_model(const std::string& model) {
 class PolluxModel final : public JobModel {
  public:
   explicit PolluxModel(const JobModelParams& p) {
-    const std::string& folder = p.throughputs;
+    const std::string folder = p.settings.text("pollux_profiles", "");
     if (folder.empty())
-      throw InputError(p.scenario_file, 0, "execution.throughputs",
-                       "the pollux job model needs execution.throughputs = the folder of Pollux profiles "
+      throw InputError(p.scenario_file, 0, "execution.pollux_profiles",
+                       "the pollux job model needs execution.pollux_profiles = the folder of Pollux profiles "
                        "(<application>/placements.csv)");
     std::error_code ec;
     if (!fs::is_directory(folder, ec))
-      throw InputError(folder, 0, "execution.throughputs",
+      throw InputError(folder, 0, "execution.pollux_profiles",
                        fs::exists(folder, ec)
                            ? "not a folder (the pollux job model reads <application>/placements.csv)"
                            : "no such folder");
     std::vector<fs::path> dirs;
     for (const auto& e : fs::directory_iterator(folder, ec))
       if (e.is_directory() && fs::exists(e.path() / "placements.csv")) dirs.push_back(e.path());
-    if (ec) throw InputError(folder, 0, "execution.throughputs", "cannot list folder: " + ec.message());
+    if (ec) throw InputError(folder, 0, "execution.pollux_profiles", "cannot list folder: " + ec.message());
     std::sort(dirs.begin(), dirs.end());
     for (const auto& d : dirs) {
       Profile prof = load_profile(d, p.scenario_file);
       if (!prof.empty()) profiles_.emplace(lower(d.filename().string()), std::move(prof));
     }
     if (profiles_.empty())
-      throw InputError(folder, 0, "execution.throughputs",
+      throw InputError(folder, 0, "execution.pollux_profiles",
                        "no application profiles (<application>/placements.csv) in this folder");
     if (const GpuSpec* g = find_gpu(kProfiledGpu)) profiled_fp32_ = g->fp32_tflops;
   }
@@ -298,6 +299,11 @@ class PolluxModel final : public JobModel {
   std::map<std::string, Profile> profiles_;
   double profiled_fp32_ = 0;
 };
+
+const KeyRegistrar kKeys{{
+    {"execution", "pollux_profiles", KeyKind::kPath, "", "",
+     "folder of Pollux profiles, <application>/placements.csv and scalability.csv", "pollux"},
+}};
 
 const JobModelRegistrar kRegistrar{"pollux",
                                    "run time = steps x measured step time for the job's nodes, GPUs and "

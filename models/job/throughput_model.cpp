@@ -7,16 +7,37 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/throughputs/throughput_table.hpp"
 
 namespace fleetsim {
 namespace {
 
+const KeyRegistrar kKeys{{
+    {"execution", "throughput_table", KeyKind::kPath, "", "workload.throughputs",
+     "Gavel throughput JSON: measured steps/s per job type, scale and GPU type", "throughput"},
+}};
+
+/// execution.throughput_table, else the trace's workload.throughputs.
+std::string table_path(const JobModelParams& p) {
+  return p.settings.text("throughput_table", p.workload.text("throughputs", ""));
+}
+
+ThroughputTable load_table(const JobModelParams& p) {
+  const std::string path = table_path(p);
+  if (path.empty())
+    throw InputError(p.scenario_file, 0, "execution.throughput_table",
+                     "the throughput job model needs a throughput table (execution.throughput_table or "
+                     "workload.throughputs)");
+  return ThroughputTable::load(path);
+}
+
 class ThroughputModel final : public JobModel {
  public:
   explicit ThroughputModel(const JobModelParams& p)
-      : table_(ThroughputTable::load(p.throughputs)), reference_(lower(p.reference_gpu)) {
+      : table_(load_table(p)), reference_(lower(p.settings.text("reference_gpu", "v100"))) {
     if (const GpuSpec* ref = find_gpu(reference_)) reference_fp32_ = ref->fp32_tflops;
   }
 
@@ -95,7 +116,10 @@ class ThroughputModel final : public JobModel {
 const JobModelRegistrar kRegistrar{
     "throughput",
     "run time = steps / measured rate for the GPU type and (un)consolidated placement (Gavel table)",
-    [](const JobModelParams& p) { return std::make_unique<ThroughputModel>(p); }};
+    [](const JobModelParams& p) { return std::make_unique<ThroughputModel>(p); }, 1,
+    [](const JobModelParams& p, const std::vector<JobSpec>& jobs) {
+      return !jobs.empty() && jobs.front().steps.has_value() && !table_path(p).empty();
+    }};
 
 }  // namespace
 }  // namespace fleetsim

@@ -26,13 +26,6 @@ std::vector<JobSpec> load_jobs(const Scenario& scenario) {
   return jobs;
 }
 
-std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpec>& jobs) {
-  if (scenario.execution.job_model != "auto") return scenario.execution.job_model;
-  if (!scenario.execution.profiles.empty()) return "kernels";
-  const bool has_steps = !jobs.empty() && jobs.front().steps.has_value();
-  return has_steps && !scenario.execution.throughputs.empty() ? "throughput" : "trace";
-}
-
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   // Resolve every name before the (possibly long) trace read, so typos fail fast.
@@ -55,19 +48,13 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
 
   parts.jobs = load_jobs(sc);
   parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
-  const std::string model_name = resolve_job_model(sc, parts.jobs);
   JobModelParams mp;
-  mp.throughputs = sc.execution.throughputs;
-  mp.reference_gpu = sc.execution.reference_gpu;
+  mp.settings = sc.execution.settings;
+  mp.workload = sc.workload.settings;
   mp.scenario_file = sc.file;
-  mp.profiles = sc.execution.profiles;
-  mp.calibration = sc.execution.calibration;
-  mp.kernel_model = sc.execution.kernel_model;
-  mp.collective_model = sc.execution.collective_model;
   mp.nic_gbps = sc.cluster.network.nic_gbps;
-  if (model_name == "throughput" && mp.throughputs.empty())
-    throw InputError(sc.file, 0, "execution.throughputs",
-                     "the throughput job model needs a throughput table");
+  const std::string model_name =
+      sc.execution.job_model == "auto" ? auto_job_model(mp, parts.jobs) : sc.execution.job_model;
   parts.job_model =
       job_models().create(model_name, mp, sc.file, sc.key_line("execution.job_model"), "execution.job_model");
   parts.cluster = sc.cluster;
@@ -79,10 +66,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   FairnessObserver fairness;
   Progress progress(stderr);
   std::unique_ptr<NetworkFidelity> network;
-  if (sc.execution.fidelity == "network")
-    network = std::make_unique<NetworkFidelity>(
-        sc.cluster, NetworkFidelityConfig{sc.execution.grad_mb_default * 1e6,
-                                          sc.execution.iteration_compute_s, sc.execution.chunks_shared});
+  if (const auto config = NetworkFidelityConfig::from(sc.execution.settings))
+    network = std::make_unique<NetworkFidelity>(sc.cluster, *config);
   Simulation sim(std::move(parts));
   if (network) sim.attach(*network);
   sim.add_observer(table);

@@ -22,9 +22,6 @@ struct RunOutcome {
 /// Read the workload of a scenario (applies workload.limit). Throws InputError.
 std::vector<JobSpec> load_jobs(const Scenario& scenario);
 
-/// Name of the job model "auto" resolves to for this scenario.
-std::string resolve_job_model(const Scenario& scenario, const std::vector<JobSpec>& jobs);
-
 RunOutcome run_scenario(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace fleetsim

@@ -12,20 +12,14 @@
 #include <sstream>
 
 #include "models/hardware/gpu_catalog.hpp"
-#include "sim/app/scenario_keys.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-using scenario_keys::KeySpec;
-using scenario_keys::Kind;
-using scenario_keys::kind_matches;
-using scenario_keys::kind_name;
-using scenario_keys::schema;
 
 /// Validates and reads a parsed scenario; remembers which keys came from overrides.
 class Loader {
@@ -41,31 +35,32 @@ class Loader {
 
   mutable std::map<std::string, long> lines;
 
+  /// Checks `t` (at `path`, declared as `schema_path`) against the declared keys, recursively, and
+  /// runs each present key's range check.
   void validate(const toml::table& t, const std::string& path, const std::string& schema_path) const {
-    const auto& all = schema();
-    auto it = all.find(schema_path);
-    if (it == all.end()) return;
-    const auto& keys = it->second;
+    const KeyRegistry& reg = scenario_keys();
     for (const auto& [k, node] : t) {
       const std::string name(k.str());
       const std::string full = path.empty() ? name : path + "." + name;
-      auto spec = std::find_if(keys.begin(), keys.end(), [&](const KeySpec& s) { return name == s.key; });
-      if (spec == keys.end()) {
+      const long line = overridden_.count(full) > 0 ? 0 : static_cast<long>(k.source().begin.line);
+      const std::string where = overridden_.count(full) > 0 ? std::string("--set") : file_;
+      const KeyDecl* spec = reg.find(schema_path, name);
+      if (spec == nullptr) {
+        if (const RetiredKey* old = reg.retired(schema_path, name))
+          throw InputError(where, line, full, old->message);
         std::vector<std::string> valid;
-        for (const auto& s : keys) valid.emplace_back(s.key);
+        for (const KeyDecl* d : reg.in_table(schema_path)) valid.push_back(d->name);
         std::string msg = "unknown key '" + name + "'";
         if (auto best = closest(name, valid); !best.empty()) msg += " (did you mean '" + best + "'?)";
         msg += "; valid keys here: " + join(valid, ", ");
-        const long line = static_cast<long>(k.source().begin.line);
-        if (overridden_.count(full) > 0) throw InputError("--set", 0, full, msg);
-        throw InputError(file_, line, full, msg);
+        throw InputError(where, line, full, msg);
       }
-      lines[full] = overridden_.count(full) > 0 ? 0 : static_cast<long>(k.source().begin.line);
-      if (!kind_matches(node, spec->kind))
-        fail(full, &node, std::string("expected ") + kind_name(spec->kind));
+      lines[full] = line;
+      check_kind(node, *spec, full);
       const std::string child_schema = schema_path.empty() ? name : schema_path + "." + name;
-      if (spec->kind == Kind::kTable) validate(*node.as_table(), full, child_schema);
-      if (spec->kind == Kind::kTableArray && node.is_array()) {
+      if (spec->kind == KeyKind::kTable || spec->kind == KeyKind::kStringTable)
+        validate(*node.as_table(), full, child_schema);
+      if (spec->kind == KeyKind::kTableArray && node.is_array()) {
         std::size_t i = 0;
         for (const auto& elem : *node.as_array()) {
           validate(*elem.as_table(), full + "." + std::to_string(i), child_schema + "[]");
@@ -73,6 +68,92 @@ class Loader {
         }
       }
     }
+    const Options values = bag(t, path, schema_path);
+    for (const KeyDecl* d : reg.in_table(schema_path))
+      if (d->check && values.has(d->name)) d->check(values, d->name);
+  }
+
+  void check_kind(const toml::node& n, const KeyDecl& spec, const std::string& full) const {
+    const auto expect = [&](bool ok, const std::string& what) {
+      if (!ok) fail(full, &n, "expected " + what);
+    };
+    switch (spec.kind) {
+      case KeyKind::kInt:
+        return expect(n.is_integer(), kind_name(spec.kind));
+      case KeyKind::kFloat:
+        return expect(n.is_integer() || n.is_floating_point(), kind_name(spec.kind));
+      case KeyKind::kString:
+      case KeyKind::kPath:
+        return expect(n.is_string(), kind_name(spec.kind));
+      case KeyKind::kBool:
+        return expect(n.is_boolean(), kind_name(spec.kind));
+      case KeyKind::kTable:
+      case KeyKind::kFreeTable:
+        return expect(n.is_table(), kind_name(spec.kind));
+      case KeyKind::kStringTable:
+        expect(n.is_table(), kind_name(spec.kind));
+        for (const auto& [k, v] : *n.as_table())
+          if (!v.is_string()) fail(full + "." + std::string(k.str()), &v, "expected a string");
+        return;
+      case KeyKind::kTableArray:
+        return expect(n.is_array_of_tables() || (n.is_array() && n.as_array()->empty()),
+                      kind_name(spec.kind));
+      case KeyKind::kIntArray:
+      case KeyKind::kNumberArray:
+      case KeyKind::kStringArray:
+        break;
+    }
+    expect(n.is_array(), kind_name(spec.kind));
+    for (const auto& e : *n.as_array()) {
+      if (spec.kind == KeyKind::kIntArray && !e.is_integer()) fail(full, &e, "expected integers");
+      if (spec.kind == KeyKind::kNumberArray && !e.is_number()) fail(full, &e, "expected numbers");
+      if (spec.kind == KeyKind::kStringArray && (!e.is_string() || e.as_string()->get().empty()))
+        fail(full, &e, "expected non-empty strings");
+    }
+  }
+
+  /// The declared scalar, array and string-table keys of `t` as an Options bag for their owners:
+  /// numbers as exact text, paths resolved, arrays as items. Free-form and nested tables are left out.
+  Options bag(const toml::table& t, const std::string& path, const std::string& schema_path) const {
+    std::map<std::string, Options::Value> values;
+    for (const auto& [k, node] : t) {
+      const std::string name(k.str());
+      const KeyDecl* spec = scenario_keys().find(schema_path, name);
+      if (spec == nullptr) continue;
+      const std::string full = path.empty() ? name : path + "." + name;
+      Options::Value v;
+      v.line = overridden_.count(full) > 0 ? 0 : static_cast<long>(k.source().begin.line);
+      if (overridden_.count(full) > 0) v.origin = "--set";
+      switch (spec->kind) {
+        case KeyKind::kTable:
+        case KeyKind::kTableArray:
+        case KeyKind::kFreeTable:
+          continue;
+        case KeyKind::kStringTable:
+          for (const auto& [ck, cv] : *node.as_table())
+            v.entries[std::string(ck.str())] = std::string(*cv.as_string());
+          break;
+        case KeyKind::kPath:
+          v.text = path_value(t, path, name.c_str());
+          break;
+        case KeyKind::kIntArray:
+        case KeyKind::kNumberArray:
+        case KeyKind::kStringArray:
+          for (const auto& e : *node.as_array()) v.items.push_back(scalar_text(e, full));
+          v.text = join(v.items, ",");
+          break;
+        default:
+          v.text = scalar_text(node, full);
+      }
+      values[name] = std::move(v);
+    }
+    return Options(std::move(values), file_, path);
+  }
+
+  /// The bag of a top-level section ("workload", "execution", "power"); empty when absent.
+  Options section(const toml::table& root, const std::string& name) const {
+    const toml::table* t = root[name].as_table();
+    return t == nullptr ? Options({}, file_, name) : bag(*t, name, name);
   }
 
   template <typename T>
@@ -296,119 +377,37 @@ Scenario build(const toml::table& root, const Loader& l) {
   s.cluster = build_cluster(root, l);
   const toml::table empty;
 
-  // --- workload
+  // --- workload: the generic keys here, the rest for the trace reader (workloads/jobs/*_reader.cpp)
   const toml::table* wt = root["workload"].as_table();
   if (wt == nullptr) throw InputError(s.file, 0, "workload", "missing [workload] section");
   WorkloadConfig& w = s.workload;
   w.scenario_file = s.file;
-  w.format = l.get<std::string>(*wt, "workload", "format", "");
-  if (w.format.empty())
+  w.seed = s.seed;
+  w.settings = l.section(root, "workload");
+  w.format = w.settings.text("format", "");
+  if (w.format.empty()) {
+    std::vector<std::string> formats;
+    for (const auto& f : trace_readers().entries()) formats.push_back(f.name);
     throw InputError(s.file, static_cast<long>(wt->source().begin.line), "workload.format",
-                     "missing (openb, philly-gavel, csv or synthetic)");
-  w.path = l.path_value(*wt, "workload", "path");
-  w.throughputs = l.path_value(*wt, "workload", "throughputs");
-  w.gpu_type = l.get<std::string>(*wt, "workload", "gpu_type", "v100");
-  w.time_format = l.get<std::string>(*wt, "workload", "time_format", "");
-  const std::string delim = l.get<std::string>(*wt, "workload", "delimiter", ",");
-  if (delim.size() != 1 && delim != "\\t")
-    l.fail("workload.delimiter", wt->get("delimiter"), "must be one character");
-  w.delimiter = delim == "\\t" ? '\t' : delim[0];
-  s.workload_limit = l.get<long>(*wt, "workload", "limit", 0);
-  if (s.workload_limit < 0) l.fail("workload.limit", wt->get("limit"), "must be >= 0");
-  if (const toml::table* ct = (*wt)["columns"].as_table())
-    for (const auto& [k, v] : *ct) w.columns[std::string(k.str())] = std::string(*v.as_string());
-  SyntheticConfig& sy = w.synthetic;
-  sy.jobs = l.get<long>(*wt, "workload", "jobs", sy.jobs);
-  sy.arrival_rate_per_hour =
-      l.get<double>(*wt, "workload", "arrival_rate_per_hour", sy.arrival_rate_per_hour);
-  sy.duration_median_s = l.get<double>(*wt, "workload", "duration_median_s", sy.duration_median_s);
-  sy.duration_sigma = l.get<double>(*wt, "workload", "duration_sigma", sy.duration_sigma);
-  sy.duration_min_s = l.get<double>(*wt, "workload", "duration_min_s", sy.duration_min_s);
-  sy.duration_max_s = l.get<double>(*wt, "workload", "duration_max_s", sy.duration_max_s);
-  sy.seed =
-      static_cast<std::uint64_t>(l.get<long long>(*wt, "workload", "seed", static_cast<long long>(s.seed)));
-  if (const toml::array* a = (*wt)["gpus_values"].as_array()) {
-    sy.gpus_values.clear();
-    for (const auto& e : *a) {
-      if (!e.is_integer()) l.fail("workload.gpus_values", &e, "expected integers");
-      sy.gpus_values.push_back(static_cast<int>(e.as_integer()->get()));
-    }
+                     "missing (" + join(formats, ", ") + ")");
   }
-  if (const toml::array* a = (*wt)["gpus_weights"].as_array()) {
-    sy.gpus_weights.clear();
-    for (const auto& e : *a) {
-      if (!e.is_number()) l.fail("workload.gpus_weights", &e, "expected numbers");
-      sy.gpus_weights.push_back(e.is_integer() ? static_cast<double>(e.as_integer()->get())
-                                               : e.as_floating_point()->get());
-    }
-  }
+  w.path = w.settings.text("path", "");
+  s.workload_limit = static_cast<long>(w.settings.integer("limit", 0));
 
-  if (const toml::array* a = (*wt)["models"].as_array()) {
-    for (const auto& e : *a) {
-      if (!e.is_string() || e.as_string()->get().empty())
-        l.fail("workload.models", &e, "expected non-empty strings");
-      sy.models.push_back(e.as_string()->get());
-    }
-  }
-
-  // --- scheduler, execution, output
+  // --- scheduler, execution (the job model's and the network hook's keys stay in the bag)
   const toml::table& st = root["scheduler"].as_table() ? *root["scheduler"].as_table() : empty;
   s.scheduler.policy = l.get<std::string>(st, "scheduler", "policy", s.scheduler.policy);
   s.scheduler.placement = l.get<std::string>(st, "scheduler", "placement", s.scheduler.placement);
-  const toml::table& et = root["execution"].as_table() ? *root["execution"].as_table() : empty;
-  s.execution.job_model = l.get<std::string>(et, "execution", "job_model", s.execution.job_model);
-  s.execution.throughputs = l.path_value(et, "execution", "throughputs");
-  if (s.execution.throughputs.empty()) s.execution.throughputs = w.throughputs;
-  s.execution.reference_gpu = l.get<std::string>(et, "execution", "reference_gpu", s.execution.reference_gpu);
-  s.execution.profiles = l.path_value(et, "execution", "profiles");
-  s.execution.calibration = l.path_value(et, "execution", "calibration");
-  s.execution.kernel_model = l.get<std::string>(et, "execution", "kernel_model", s.execution.kernel_model);
-  s.execution.collective_model =
-      l.get<std::string>(et, "execution", "collective_model", s.execution.collective_model);
-  s.execution.restart_overhead_s =
-      l.get<double>(et, "execution", "restart_overhead_s", s.execution.restart_overhead_s);
-  s.execution.restart_s_per_gb =
-      l.get<double>(et, "execution", "restart_s_per_gb", s.execution.restart_s_per_gb);
-  s.execution.state_gb_per_gpu =
-      l.get<double>(et, "execution", "state_gb_per_gpu", s.execution.state_gb_per_gpu);
-  for (const char* k : {"restart_overhead_s", "restart_s_per_gb", "state_gb_per_gpu"})
-    if (l.get<double>(et, "execution", k, 0) < 0)
-      l.fail(std::string("execution.") + k, et.get(k), "must be >= 0");
-  s.execution.colocation_slowdown =
-      l.get<double>(et, "execution", "colocation_slowdown", s.execution.colocation_slowdown);
-  if (!(s.execution.colocation_slowdown > 0) || s.execution.colocation_slowdown > 1)
-    l.fail("execution.colocation_slowdown", et.get("colocation_slowdown"), "must be in (0, 1]");
-  s.execution.fidelity = l.get<std::string>(et, "execution", "fidelity", s.execution.fidelity);
-  if (s.execution.fidelity != "delay" && s.execution.fidelity != "network")
-    l.fail("execution.fidelity", et.get("fidelity"), "must be \"delay\" or \"network\"");
-  s.execution.grad_mb_default =
-      l.get<double>(et, "execution", "grad_mb_default", s.execution.grad_mb_default);
-  if (!(s.execution.grad_mb_default >= 0))
-    l.fail("execution.grad_mb_default", et.get("grad_mb_default"), "must be >= 0");
-  s.execution.iteration_compute_s =
-      l.get<double>(et, "execution", "iteration_compute_s", s.execution.iteration_compute_s);
-  if (!(s.execution.iteration_compute_s > 0))
-    l.fail("execution.iteration_compute_s", et.get("iteration_compute_s"), "must be > 0");
-  s.execution.chunks_shared = l.get<int>(et, "execution", "chunks_shared", s.execution.chunks_shared);
-  if (s.execution.chunks_shared < 1)
-    l.fail("execution.chunks_shared", et.get("chunks_shared"), "must be >= 1");
   s.scheduler.options = l.options(st, "scheduler.options");
   s.scheduler.placement_options = l.options(st, "scheduler.placement_options");
-  const toml::table& pt = root["power"].as_table() ? *root["power"].as_table() : empty;
-  PowerConfig& pw = s.power;
-  pw.busy_fraction = l.get<double>(pt, "power", "busy_fraction", pw.busy_fraction);
-  if (!(pw.busy_fraction > 0) || pw.busy_fraction > 1)
-    l.fail("power.busy_fraction", pt.get("busy_fraction"), "must be in (0, 1]");
-  for (auto [key, field] :
-       {std::pair{"node_base_w", &pw.node_base_w}, std::pair{"nic_w", &pw.nic_w},
-        std::pair{"switch_w", &pw.switch_w}, std::pair{"price_per_kwh", &pw.price_per_kwh}}) {
-    *field = l.get<double>(pt, "power", key, *field);
-    if (!(*field >= 0) || !std::isfinite(*field))
-      l.fail(std::string("power.") + key, pt.get(key), "must be >= 0, got " + fmt(*field));
-  }
-  pw.pue = l.get<double>(pt, "power", "pue", pw.pue);
-  if (!(pw.pue >= 1) || !std::isfinite(pw.pue))
-    l.fail("power.pue", pt.get("pue"), "must be >= 1 (facility / IT energy), got " + fmt(pw.pue));
+  ExecutionConfig& e = s.execution;
+  e.settings = l.section(root, "execution");
+  e.job_model = e.settings.text("job_model", e.job_model);
+  e.restart_overhead_s = e.settings.number("restart_overhead_s", e.restart_overhead_s);
+  e.restart_s_per_gb = e.settings.number("restart_s_per_gb", e.restart_s_per_gb);
+  e.state_gb_per_gpu = e.settings.number("state_gb_per_gpu", e.state_gb_per_gpu);
+  e.colocation_slowdown = e.settings.number("colocation_slowdown", e.colocation_slowdown);
+  s.power = power_config(l.section(root, "power"));
   const toml::table& ot = root["output"].as_table() ? *root["output"].as_table() : empty;
   s.output.dir = l.path_value(ot, "output", "dir");
   if (s.output.dir.empty()) s.output.dir = OutputConfig{}.dir;
@@ -427,18 +426,7 @@ long Scenario::key_line(const std::string& key) const {
 }
 
 std::string describe_scenario_keys() {
-  std::string out;
-  for (const auto& [table, keys] : schema()) {
-    out += table.empty() ? std::string("(top level)") : "[" + table + "]";
-    out += "\n";
-    for (const auto& k : keys) {
-      if (k.kind == Kind::kTable || k.kind == Kind::kTableArray) continue;
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "  %-24s %s\n", k.key, k.doc);
-      out += buf;
-    }
-  }
-  return out;
+  return describe_keys_text();
 }
 
 namespace {

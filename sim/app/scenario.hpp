@@ -1,7 +1,9 @@
 #pragma once
 // Scenario: the typed, validated form of a scenario TOML file (plus --set overrides).
-// Every key, its type, unit and default is declared once in scenario_schema.cpp; unknown keys are
-// errors that suggest the closest valid key; errors name file, line and key.
+// Every key, its type, unit and default is declared once, by its owner (workloads/base/keys.hpp:
+// trace readers, job models, the network hook, the energy model, sim/app/scenario_keys.cpp); unknown
+// keys are errors that suggest the closest valid key; errors name file, line and key. Sections whose
+// keys belong to others ([workload], [execution]) are kept as Options bags that their owners read.
 #include <cstdint>
 #include <map>
 #include <set>
@@ -23,27 +25,14 @@ struct SchedulerConfig {
 };
 
 struct ExecutionConfig {
-  /// Job model registry name: "trace" (the trace's duration), "throughput" (steps / measured rate
-  /// for the GPU type and placement from a Gavel table), "kernels" (per-iteration kernels and
-  /// all-reduce from a training profile, predicted by calibrated models), or "auto" (kernels when
-  /// profiles are given, else throughput when the workload has steps and a throughput table, else
-  /// trace).
+  /// Job model registry name, or "auto" (models/job/job_model.hpp: the first registered model whose
+  /// auto rule accepts the scenario).
   std::string job_model = "auto";
-  std::string
-      throughputs;  ///< throughput table for the "throughput" model (defaults to workload.throughputs)
-  std::string reference_gpu = "v100";       ///< table GPU type used for GPU types absent from the table
-  double restart_overhead_s = 30;           ///< fixed checkpoint-restore cost of a preempted job's restart, s
-  double restart_s_per_gb = 0;              ///< plus this many seconds per GB of model state
-  double state_gb_per_gpu = 0;              ///< model state per GPU of the job, GB (for restart_s_per_gb)
-  double colocation_slowdown = 1;           ///< speed factor of a job per other job on its GPU (no pair rate)
-  std::string profiles;                     ///< training profiles for the "kernels" model (TOML)
-  std::string calibration;                  ///< calibration JSON for the "kernels" model
-  std::string kernel_model = "calibrated";  ///< kernel model: calibrated | table | roofline
-  std::string collective_model = "calibrated";  ///< collective model: calibrated | nccl-default
-  std::string fidelity = "delay";               ///< delay (job-level) | network (jobs share the fabric)
-  double grad_mb_default = 1000;                ///< network: gradient MB all-reduced per iteration
-  double iteration_compute_s = 0.5;             ///< network: compute per iteration, s
-  int chunks_shared = 16;                       ///< network: chunks per job while it shares links
+  double restart_overhead_s = 30;  ///< fixed checkpoint-restore cost of a preempted job's restart, s
+  double restart_s_per_gb = 0;     ///< plus this many seconds per GB of model state
+  double state_gb_per_gpu = 0;     ///< model state per GPU of the job, GB (for restart_s_per_gb)
+  double colocation_slowdown = 1;  ///< speed factor of a job per other job on its GPU (no pair rate)
+  Options settings;                ///< every [execution] key, for the job model and the execution hooks
 };
 
 struct OutputConfig {

@@ -7,10 +7,12 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
 #include "models/kernel/kernel_model.hpp"
-#include "sim/cli/command.hpp"
 #include "sim/app/scenario.hpp"
+#include "sim/cli/command.hpp"
 #include "sim/cluster/placer.hpp"
 #include "sim/engine/policy.hpp"
+#include "workloads/base/keys.hpp"
+#include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 #include "workloads/jobs/trace_stats.hpp"
 
@@ -23,10 +25,31 @@ void list_registry(const R& registry, const char* title) {
   for (const auto& e : registry.entries()) std::printf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
 }
 
+/// Each policy with the knobs it reads (built on empty options, which records them with their
+/// defaults and docs).
+template <typename R, typename Params>
+void list_policies(const R& registry, const char* title, const char* options_table) {
+  std::printf("%s:\n", title);
+  for (const auto& e : registry.entries()) {
+    std::printf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
+    const Options knobs({}, "", options_table);
+    try {
+      e.factory(Params{1, &knobs});
+    } catch (const std::exception&) {
+      continue;  // a policy that cannot be built without its inputs: no knobs to show
+    }
+    const std::string text = knobs.describe();
+    for (const auto& line : split(text, '\n'))
+      if (!line.empty()) std::printf("      %s.%s\n", options_table, line.c_str());
+  }
+}
+
 Runner setup_policies(CLI::App&) {
   return [] {
-    list_registry(schedulers(), "scheduling policies (scheduler.policy)");
-    list_registry(placers(), "placement policies (scheduler.placement)");
+    list_policies<decltype(schedulers()), SchedulerParams>(
+        schedulers(), "scheduling policies (scheduler.policy)", "options");
+    list_policies<decltype(placers()), PlacerParams>(placers(), "placement policies (scheduler.placement)",
+                                                     "placement_options");
     list_registry(job_models(), "job models (execution.job_model; also: auto)");
     list_registry(trace_readers(), "trace formats (workload.format)");
     list_registry(kernel_models(), "kernel models (execution.kernel_model)");
@@ -38,9 +61,11 @@ Runner setup_policies(CLI::App&) {
   };
 }
 
-Runner setup_keys(CLI::App&) {
-  return [] {
-    std::printf("%s", describe_scenario_keys().c_str());
+Runner setup_keys(CLI::App& sub) {
+  auto markdown = std::make_shared<bool>(false);
+  sub.add_flag("--markdown", *markdown, "print the README's Markdown table of scenario keys");
+  return [markdown] {
+    std::printf("%s", *markdown ? describe_keys_markdown().c_str() : describe_scenario_keys().c_str());
     return 0;
   };
 }
@@ -53,7 +78,8 @@ Runner setup_trace(CLI::App& sub) {
   sub.require_subcommand(1);
   auto* stats = sub.add_subcommand("stats", "job count, span, GPU-demand histogram, duration percentiles");
   auto a = std::make_shared<StatsArgs>();
-  stats->add_option("--format", a->format, "trace format (openb, philly-gavel, csv, synthetic)")->required();
+  stats->add_option("--format", a->format, "trace format (openb, philly-gavel, csv, pollux, synthetic)")
+      ->required();
   stats->add_option("path", a->path, "trace file")->required();
   stats->add_option("--throughputs", a->throughputs, "philly-gavel: Gavel throughput JSON for durations");
   stats->add_option("--gpu-type", a->gpu_type, "philly-gavel: GPU type for durations (default v100)");
@@ -61,8 +87,8 @@ Runner setup_trace(CLI::App& sub) {
     WorkloadConfig wc;
     wc.format = a->format;
     wc.path = a->path;
-    wc.throughputs = a->throughputs;
-    wc.gpu_type = a->gpu_type;
+    wc.settings.set("throughputs", a->throughputs);
+    wc.settings.set("gpu_type", a->gpu_type);
     wc.scenario_file = "--format";
     const auto jobs = read_trace(wc);
     std::printf("%s", format_stats(compute_stats(jobs), a->path).c_str());

@@ -4,10 +4,43 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 
+#include "workloads/base/keys.hpp"
+
 namespace fleetsim {
 
 namespace {
 constexpr double kJoulesPerKwh = 3.6e6;
+}
+
+namespace {
+
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"power", "busy_fraction", K::kFloat, "", "0.8",
+     "power of a GPU allocated to a running job as a fraction of its catalog TDP, (0, 1]; an idle GPU draws "
+     "the catalog idle power, a shared GPU in proportion to its allocated share",
+     "", in_unit_interval()},
+    {"power", "node_base_w", K::kFloat, "W", "400", "non-GPU power per node (CPUs, memory, fans)", "",
+     at_least(0)},
+    {"power", "nic_w", K::kFloat, "W", "20", "power per NIC incl. transceiver", "", at_least(0)},
+    {"power", "switch_w", K::kFloat, "W", "400", "power per fabric switch (leaf or spine)", "", at_least(0)},
+    {"power", "pue", K::kFloat, "", "1", "power usage effectiveness, facility / IT energy, >= 1", "",
+     at_least(1)},
+    {"power", "price_per_kwh", K::kFloat, "", "0 = no cost", "price per facility kWh, any currency", "",
+     at_least(0)},
+}};
+
+}  // namespace
+
+PowerConfig power_config(const Options& power) {
+  PowerConfig c;
+  c.busy_fraction = power.number("busy_fraction", c.busy_fraction);
+  c.node_base_w = power.number("node_base_w", c.node_base_w);
+  c.nic_w = power.number("nic_w", c.nic_w);
+  c.switch_w = power.number("switch_w", c.switch_w);
+  c.pue = power.number("pue", c.pue);
+  c.price_per_kwh = power.number("price_per_kwh", c.price_per_kwh);
+  return c;
 }
 
 EnergyObserver::EnergyObserver(const PowerConfig& config, const ClusterSpec& cluster) : config_(config) {

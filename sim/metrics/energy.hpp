@@ -28,6 +28,7 @@
 
 #include "sim/engine/observer.hpp"
 #include "sim/platform/cluster_spec.hpp"
+#include "workloads/base/options.hpp"
 
 namespace fleetsim {
 
@@ -40,6 +41,9 @@ struct PowerConfig {
   double pue = 1.0;            ///< power usage effectiveness, >= 1 (1 = report IT energy only)
   double price_per_kwh = 0;    ///< energy price per facility kWh, in any currency (0 = no cost)
 };
+
+/// The [power] keys (declared and range-checked in energy.cpp) over the defaults above.
+PowerConfig power_config(const Options& power);
 
 /// Energy figures of a run (kWh unless noted).
 struct EnergyTotals {

@@ -8,7 +8,43 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "sim/platform/platform.hpp"
 
+#include "workloads/base/keys.hpp"
+
 namespace fleetsim {
+
+namespace {
+
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"execution", "fidelity", K::kString, "", "delay",
+     "delay (job-level run times) | network (multi-GPU jobs' all-reduces share the SimGrid fabric)", "",
+     [](const Options& o, const std::string& key) {
+       const std::string v = o.text(key, "");
+       if (v != "delay" && v != "network") throw o.error(key, "must be \"delay\" or \"network\"");
+     }},
+    {"execution", "grad_mb_default", K::kFloat, "MB", "1000",
+     "gradient all-reduced per iteration by jobs whose job model does not describe their iteration (trace, "
+     "throughput, pollux; the kernels model uses the job's profile)",
+     "fidelity network", at_least(0)},
+    {"execution", "iteration_compute_s", K::kFloat, "s", "0.5",
+     "compute time per iteration of jobs whose job model does not describe their iteration",
+     "fidelity network", above(0)},
+    {"execution", "chunks_shared", K::kInt, "", "16",
+     "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
+     "each; >= 1)",
+     "fidelity network", at_least(1)},
+}};
+
+}  // namespace
+
+std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& execution) {
+  if (execution.text("fidelity", "delay") != "network") return std::nullopt;
+  NetworkFidelityConfig c;
+  c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
+  c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
+  c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
+  return c;
+}
 
 NetworkFidelity::NetworkFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config)
     : cluster_(cluster), config_(config) {}

@@ -9,12 +9,19 @@
 #include "sim/network/network_fidelity.hpp"
 #include "sim/platform/cluster_spec.hpp"
 
+#include <optional>
+
+#include "workloads/base/options.hpp"
+
 namespace fleetsim {
 
 struct NetworkFidelityConfig {
   double grad_bytes = 1e9;           ///< bytes all-reduced per iteration (job models without a shape)
   double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
   int chunks_shared = 16;            ///< chunks per job while it shares links
+
+  /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = "network".
+  static std::optional<NetworkFidelityConfig> from(const Options& execution);
 };
 
 class NetworkFidelity final : public ExecutionHook {

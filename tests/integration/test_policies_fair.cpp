@@ -33,7 +33,7 @@ test::TinyRun run_typed(const std::string& policy) {
   const auto dir = test::temp_dir("rates");
   const auto rates = (dir / "rates.json").string();
   test::write_file(rates, kRates);
-  std::string extra = "[execution]\njob_model = \"throughput\"\nthroughputs = \"" + rates + "\"\n";
+  std::string extra = "[execution]\njob_model = \"throughput\"\nthroughput_table = \"" + rates + "\"\n";
   auto r = test::simulate_tiny(kV100AndK80, kTypedTrace, policy, "first-fit", extra,
                                "steps = \"steps\"\nmodel = \"model\"\n");
   std::filesystem::remove_all(dir);

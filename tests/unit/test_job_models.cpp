@@ -39,7 +39,7 @@ double time_of(const JobModel& m, const JobSpec& j, const PlacementSummary& p) {
 
 JobModelParams table_params() {
   JobModelParams p;
-  p.throughputs = kTable;
+  p.settings.set("throughput_table", kTable);
   return p;
 }
 

@@ -36,7 +36,7 @@ std::vector<JobSpec> read_pollux(const std::string& path) {
 
 std::unique_ptr<JobModel> model(const std::string& folder = pollux_fixture("profiles")) {
   JobModelParams p;
-  p.throughputs = folder;
+  p.settings.set("pollux_profiles", folder);
   p.scenario_file = "test.toml";
   return job_models().create("pollux", p);
 }
@@ -173,7 +173,7 @@ TEST_CASE("pollux model: jobs it cannot time say why") {
 }
 
 TEST_CASE("pollux model: a bad profiles folder is an input error") {
-  CHECK(contains(error_of([] { model(""); }), "execution.throughputs"));
+  CHECK(contains(error_of([] { model(""); }), "execution.pollux_profiles"));
   CHECK(contains(error_of([] { model("/nonexistent/pollux"); }), "no such folder"));
   CHECK(contains(error_of([] { model(pollux_fixture("workload.csv")); }), "not a folder"));
   const auto dir = test::temp_dir("pollux-profiles");
@@ -202,7 +202,7 @@ TEST_CASE("pollux end to end: fixture workload on one 4-GPU T4 node (hand-derive
       "[workload]\nformat = \"pollux\"\npath = \"" +
       pollux_fixture("workload.csv") +
       "\"\n[execution]\njob_model = \"pollux\"\n"
-      "throughputs = \"" +
+      "pollux_profiles = \"" +
       pollux_fixture("profiles") +
       "\"\n[scheduler]\npolicy = \"fifo\"\n"
       "[output]\ndir = \"out\"\n";

@@ -49,29 +49,18 @@ TEST_CASE("scenario: defaults of a minimal scenario") {
   const WorkloadConfig& w = s.workload;
   CHECK(w.format == "synthetic");
   CHECK(w.path.empty());
-  CHECK(w.throughputs.empty());
-  CHECK(w.gpu_type == "v100");
-  CHECK(w.time_format.empty());
-  CHECK(w.delimiter == ',');
-  CHECK(w.columns.empty());
+  // Only the keys the file gives are in the reader's bag; readers apply their own defaults.
+  CHECK_FALSE(w.settings.has("throughputs"));
+  CHECK_FALSE(w.settings.has("columns"));
+  CHECK_FALSE(w.settings.has("jobs"));
   CHECK(w.scenario_file == kName);
   CHECK(s.workload_limit == 0);
-  const SyntheticConfig def;
-  CHECK(w.synthetic.jobs == def.jobs);
-  CHECK(w.synthetic.arrival_rate_per_hour == doctest::Approx(def.arrival_rate_per_hour));
-  CHECK(w.synthetic.gpus_values == def.gpus_values);
-  CHECK(w.synthetic.gpus_weights == def.gpus_weights);
-  CHECK(w.synthetic.duration_median_s == doctest::Approx(def.duration_median_s));
-  CHECK(w.synthetic.duration_sigma == doctest::Approx(def.duration_sigma));
-  CHECK(w.synthetic.duration_min_s == doctest::Approx(def.duration_min_s));
-  CHECK(w.synthetic.duration_max_s == doctest::Approx(def.duration_max_s));
-  CHECK(w.synthetic.seed == 1);  // the scenario seed
+  CHECK(w.seed == 1);  // the scenario seed, the synthetic generator's default
 
   CHECK(s.scheduler.policy == "fifo");
   CHECK(s.scheduler.placement == "first-fit");
   CHECK(s.execution.job_model == "auto");
-  CHECK(s.execution.throughputs.empty());
-  CHECK(s.execution.reference_gpu == "v100");
+  CHECK_FALSE(s.execution.settings.has("throughput_table"));
   CHECK(s.execution.restart_overhead_s == doctest::Approx(30));
   CHECK(s.execution.restart_s_per_gb == doctest::Approx(0));
   CHECK(s.execution.state_gb_per_gpu == doctest::Approx(0));
@@ -85,7 +74,7 @@ TEST_CASE("scenario: defaults of a minimal scenario") {
 TEST_CASE("scenario: the synthetic seed defaults to the scenario seed") {
   const Scenario s = parse("seed = 42\n" + kMinimal);
   CHECK(s.seed == 42);
-  CHECK(s.workload.synthetic.seed == 42);
+  CHECK(s.workload.seed == 42);
 }
 
 TEST_CASE("scenario: every documented key is read") {
@@ -148,7 +137,7 @@ TEST_CASE("scenario: every documented key is read") {
       "placement = \"consolidate\"",          // 56
       "[execution]",                          // 57
       "job_model = \"throughput\"",           // 58
-      "throughputs = \"exec/tp.json\"",       // 59
+      "throughput_table = \"exec/tp.json\"",  // 59
       "reference_gpu = \"p100\"",             // 60
       "restart_overhead_s = 12.5",            // 61
       "restart_s_per_gb = 2",                 // 62
@@ -205,23 +194,24 @@ TEST_CASE("scenario: every documented key is read") {
   const WorkloadConfig& w = s.workload;
   CHECK(w.format == "csv");
   CHECK(w.path == "/base/dir/traces/jobs.csv");
-  CHECK(w.throughputs == "/base/dir/tp.json");
-  CHECK(w.gpu_type == "k80");
-  CHECK(w.time_format == "%Y-%m-%d %H:%M:%S");
-  CHECK(w.delimiter == ';');
+  const Options& o = w.settings;
+  CHECK(o.text("throughputs", "") == "/base/dir/tp.json");
+  CHECK(o.text("gpu_type", "") == "k80");
+  CHECK(o.text("time_format", "") == "%Y-%m-%d %H:%M:%S");
+  CHECK(o.text("delimiter", "") == ";");
   CHECK(s.workload_limit == 50);
-  CHECK(w.synthetic.jobs == 77);
-  CHECK(w.synthetic.arrival_rate_per_hour == doctest::Approx(12.5));
-  CHECK(w.synthetic.gpus_values == std::vector<int>{1, 2, 8});
-  REQUIRE(w.synthetic.gpus_weights.size() == 3);
-  CHECK(w.synthetic.gpus_weights[0] == doctest::Approx(0.5));
-  CHECK(w.synthetic.gpus_weights[1] == doctest::Approx(1.0));
-  CHECK(w.synthetic.gpus_weights[2] == doctest::Approx(0.25));
-  CHECK(w.synthetic.duration_median_s == doctest::Approx(600));
-  CHECK(w.synthetic.duration_sigma == doctest::Approx(1.25));
-  CHECK(w.synthetic.duration_min_s == doctest::Approx(5));
-  CHECK(w.synthetic.duration_max_s == doctest::Approx(86400));
-  CHECK(w.synthetic.seed == 99);
+  CHECK(o.integer("jobs", 0) == 77);
+  CHECK(o.number("arrival_rate_per_hour", 0) == doctest::Approx(12.5));
+  CHECK(o.numbers("gpus_values", {}) == std::vector<double>{1, 2, 8});
+  REQUIRE(o.numbers("gpus_weights", {}).size() == 3);
+  CHECK(o.numbers("gpus_weights", {})[0] == doctest::Approx(0.5));
+  CHECK(o.numbers("gpus_weights", {})[1] == doctest::Approx(1.0));
+  CHECK(o.numbers("gpus_weights", {})[2] == doctest::Approx(0.25));
+  CHECK(o.number("duration_median_s", 0) == doctest::Approx(600));
+  CHECK(o.number("duration_sigma", 0) == doctest::Approx(1.25));
+  CHECK(o.number("duration_min_s", 0) == doctest::Approx(5));
+  CHECK(o.number("duration_max_s", 0) == doctest::Approx(86400));
+  CHECK(o.integer("seed", 0) == 99);
   const std::map<std::string, std::string> cols = {
       {"submit", "c_submit"},
       {"duration", "c_duration"},
@@ -235,13 +225,13 @@ TEST_CASE("scenario: every documented key is read") {
       {"steps", "c_steps"},
       {"model", "c_model"},
   };
-  CHECK(w.columns == cols);
+  CHECK(o.entries("columns") == cols);
 
   CHECK(s.scheduler.policy == "fifo-skip");
   CHECK(s.scheduler.placement == "consolidate");
   CHECK(s.execution.job_model == "throughput");
-  CHECK(s.execution.throughputs == "/base/dir/exec/tp.json");
-  CHECK(s.execution.reference_gpu == "p100");
+  CHECK(s.execution.settings.text("throughput_table", "") == "/base/dir/exec/tp.json");
+  CHECK(s.execution.settings.text("reference_gpu", "") == "p100");
   CHECK(s.execution.restart_overhead_s == doctest::Approx(12.5));
   CHECK(s.execution.restart_s_per_gb == doctest::Approx(2));
   CHECK(s.execution.state_gb_per_gpu == doctest::Approx(0.75));
@@ -270,13 +260,19 @@ TEST_CASE("scenario: every documented key is read") {
 
 TEST_CASE("scenario: a tab delimiter is written as backslash-t") {
   const Scenario s = parse(kMinimal + "delimiter = \"\\\\t\"\n");
-  CHECK(s.workload.delimiter == '\t');
+  CHECK(s.workload.settings.text("delimiter", "") == "\\t");
 }
 
-TEST_CASE("scenario: execution.throughputs defaults to workload.throughputs") {
-  const Scenario s = parse(kMinimal + "throughputs = \"t/tp.json\"\n");
-  CHECK(s.workload.throughputs == "/base/dir/t/tp.json");
-  CHECK(s.execution.throughputs == "/base/dir/t/tp.json");
+TEST_CASE("scenario: execution.throughputs is retired with the names that replace it") {
+  try {
+    parse(kMinimal + "[execution]\nthroughputs = \"t/tp.json\"\n");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(e.field() == "execution.throughputs");
+    CHECK(e.line() == 7);
+    CHECK(std::string(e.what()).find("execution.throughput_table") != std::string::npos);
+    CHECK(std::string(e.what()).find("execution.pollux_profiles") != std::string::npos);
+  }
 }
 
 TEST_CASE("scenario: relative paths resolve against the scenario folder, absolute ones are kept") {
@@ -287,7 +283,7 @@ TEST_CASE("scenario: relative paths resolve against the scenario folder, absolut
                                           "dir = \"./o/../res\"",
                                       }));
   CHECK(s.workload.path == "/base/up/jobs.csv");
-  CHECK(s.workload.throughputs == "/abs/tp.json");
+  CHECK(s.workload.settings.text("throughputs", "") == "/abs/tp.json");
   CHECK(s.output.dir == "/base/dir/res");
 
   // Without a base folder, paths are kept relative (to the cwd).
@@ -297,10 +293,10 @@ TEST_CASE("scenario: relative paths resolve against the scenario folder, absolut
 
 TEST_CASE("scenario: --set paths resolve against the cwd, i.e. are kept as given") {
   const Scenario s = parse(kMinimal, {"workload.path=data/x.csv", "workload.throughputs=t.json",
-                                      "execution.throughputs=e/t.json", "output.dir=outdir"});
+                                      "execution.throughput_table=e/t.json", "output.dir=outdir"});
   CHECK(s.workload.path == "data/x.csv");
-  CHECK(s.workload.throughputs == "t.json");
-  CHECK(s.execution.throughputs == "e/t.json");
+  CHECK(s.workload.settings.text("throughputs", "") == "t.json");
+  CHECK(s.execution.settings.text("throughput_table", "") == "e/t.json");
   CHECK(s.output.dir == "outdir");
   // An overridden absolute path stays absolute.
   const Scenario t = parse(kMinimal, {"workload.path=/abs/x.csv"});
@@ -373,7 +369,7 @@ TEST_CASE("scenario: --set on nested keys") {
   CHECK(s.scheduler.placement == "consolidate");
   CHECK(s.output.timeseries == false);
   CHECK(s.seed == 5);
-  CHECK(s.workload.synthetic.seed == 5);
+  CHECK(s.workload.seed == 5);  // the synthetic generator's default seed
 
   // Overridden keys report "--set" (line 0); the others still name the file and line.
   CHECK(s.key_file("cluster.pool.0.nodes") == "--set");
@@ -410,10 +406,10 @@ TEST_CASE("scenario: --set values in TOML syntax: numbers, arrays, quoted look-a
   const Scenario s =
       parse(kMinimal, {"workload.gpus_values=[1, 4]", "workload.gpus_weights=[3, 1.5]", "workload.jobs=12",
                        "cluster.pool.0.memory_gib=100.5", "workload.gpu_type=\"123\""});
-  CHECK(s.workload.synthetic.gpus_values == std::vector<int>{1, 4});
-  REQUIRE(s.workload.synthetic.gpus_weights.size() == 2);
-  CHECK(s.workload.synthetic.gpus_weights[1] == doctest::Approx(1.5));
-  CHECK(s.workload.synthetic.jobs == 12);
+  CHECK(s.workload.settings.numbers("gpus_values", {}) == std::vector<double>{1, 4});
+  REQUIRE(s.workload.settings.numbers("gpus_weights", {}).size() == 2);
+  CHECK(s.workload.settings.numbers("gpus_weights", {})[1] == doctest::Approx(1.5));
+  CHECK(s.workload.settings.integer("jobs", 0) == 12);
   CHECK(s.cluster.pools[0].memory_gib == doctest::Approx(100.5));
-  CHECK(s.workload.gpu_type == "123");
+  CHECK(s.workload.settings.text("gpu_type", "") == "123");
 }

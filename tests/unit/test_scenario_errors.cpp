@@ -3,6 +3,8 @@
 // Pure parsing: no SimGrid engine.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "tests/scenario_util.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 
 using namespace fleetsim;
 using namespace fleetsim::test;
@@ -387,8 +390,8 @@ TEST_CASE("scenario: describe_scenario_keys lists every documented key once, by 
         "steps", "model"}},
       {"[scheduler]", {"policy", "placement"}},  // options tables are free-form
       {"[execution]",
-       {"job_model", "throughputs", "reference_gpu", "restart_overhead_s", "restart_s_per_gb",
-        "state_gb_per_gpu"}},
+       {"job_model", "throughput_table", "pollux_profiles", "reference_gpu", "restart_overhead_s",
+        "restart_s_per_gb", "state_gb_per_gpu"}},
       {"[output]", {"dir", "timeseries"}},
   };
   const std::string text = describe_scenario_keys();
@@ -421,4 +424,21 @@ TEST_CASE("scenario: describe_scenario_keys lists every documented key once, by 
   // Units are documented.
   CHECK(contains(text, "default 1 = non-blocking"));
   CHECK(contains(text, "microseconds"));
+}
+
+TEST_CASE("scenario: the README's key table is `fleetsim keys --markdown`") {
+  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/README.md");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string readme = ss.str();
+  const std::string begin_mark = "<!-- scenario-keys:";
+  const std::string end_mark = "<!-- /scenario-keys -->";
+  const auto b = readme.find(begin_mark);
+  const auto e = readme.find(end_mark);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  const auto table_start = readme.find('\n', b) + 1;
+  CHECK_MESSAGE(readme.substr(table_start, e - table_start) == describe_keys_markdown(),
+                "README.md's scenario-key table is stale: replace it with `fleetsim keys --markdown`");
 }

@@ -244,10 +244,10 @@ TEST_CASE("profile: measured-profile keys are checked") {
 
 TEST_CASE("job model kernels: steps x iteration, or the trace duration scaled from the reference GPU") {
   JobModelParams p;
-  p.profiles = write_profile(kProfile);
-  p.kernel_model = "roofline";
-  p.collective_model = "nccl-default";
-  p.reference_gpu = "V100";  // 15.7 TFLOP/s FP32
+  p.settings.set("profiles", write_profile(kProfile));
+  p.settings.set("kernel_model", "roofline");
+  p.settings.set("collective_model", "nccl-default");
+  p.settings.set("reference_gpu", "V100");  // 15.7 TFLOP/s FP32
   const auto model = job_models().create("kernels", p);
   PlacementSummary on_t4;
   on_t4.gpu_type = "T4";
@@ -276,8 +276,8 @@ TEST_CASE("job model kernels: missing profile file and unknown model names are i
   p.scenario_file = "s.toml";
   CHECK_THROWS_WITH_AS(job_models().create("kernels", p),
                        doctest::Contains("s.toml: field 'execution.profiles'"), InputError);
-  p.profiles = write_profile(kProfile);
-  p.kernel_model = "rooftop";
+  p.settings.set("profiles", write_profile(kProfile));
+  p.settings.set("kernel_model", "rooftop");
   CHECK_THROWS_WITH_AS(job_models().create("kernels", p), doctest::Contains("roofline"), InputError);
 }
 

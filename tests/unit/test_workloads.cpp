@@ -132,7 +132,7 @@ TEST_CASE("philly-gavel: fields without throughputs (no durations)") {
 
 TEST_CASE("philly-gavel: durations from the throughput table") {
   auto c = config("philly-gavel", fixture("philly_small.trace"));
-  c.throughputs = fixture("throughputs_small.json");
+  c.settings.set("throughputs", fixture("throughputs_small.json"));
   SUBCASE("v100 (default)") {
     const auto jobs = read_trace(c);
     REQUIRE(jobs.size() == 4);
@@ -142,7 +142,7 @@ TEST_CASE("philly-gavel: durations from the throughput table") {
     CHECK(*jobs[3].duration_s == doctest::Approx(300 / 3.0));    // (A3C, 2): falls back to scale 1
   }
   SUBCASE("k80, named in another case") {
-    c.gpu_type = "K80";
+    c.settings.set("gpu_type", "K80");
     const auto jobs = read_trace(c);
     CHECK(*jobs[0].duration_s == doctest::Approx(1000 / 2.5));
     CHECK(*jobs[1].duration_s == doctest::Approx(2000 / 2.5));  // (ResNet-50, 4) measured 0: scale 1
@@ -153,9 +153,14 @@ TEST_CASE("philly-gavel: durations from the throughput table") {
 
 TEST_CASE("csv: quoted fields, datetimes shifted to 0, optional columns") {
   auto c = config("csv", fixture("jobs_small.csv"));
-  c.columns = {{"submit", "start"}, {"duration", "runtime_s"}, {"gpus", "num_gpus"}, {"id", "job_id"},
-               {"user", "vc"},      {"gpu_type", "gpu model"}, {"model", "note"}};
-  c.time_format = "%Y-%m-%d %H:%M:%S";
+  c.settings.set_entries("columns", {{"submit", "start"},
+                                     {"duration", "runtime_s"},
+                                     {"gpus", "num_gpus"},
+                                     {"id", "job_id"},
+                                     {"user", "vc"},
+                                     {"gpu_type", "gpu model"},
+                                     {"model", "note"}});
+  c.settings.set("time_format", "%Y-%m-%d %H:%M:%S");
   const auto jobs = read_trace(c);
   REQUIRE(jobs.size() == 3);
   CHECK(jobs[0].id == "j2");
@@ -188,9 +193,14 @@ TEST_CASE("csv: seconds, another delimiter, steps instead of durations, resource
              "0;2;;1000;;;\n"
              "7;1;800;;0;0;\"ncf;v2\"\n");
   auto c = config("csv", f.path());
-  c.delimiter = ';';
-  c.columns = {{"submit", "t"},      {"gpus", "n"},         {"steps", "steps"}, {"gpu_milli", "share"},
-               {"cpu_milli", "cpu"}, {"memory_mib", "mem"}, {"model", "app"}};
+  c.settings.set("delimiter", ";");
+  c.settings.set_entries("columns", {{"submit", "t"},
+                                     {"gpus", "n"},
+                                     {"steps", "steps"},
+                                     {"gpu_milli", "share"},
+                                     {"cpu_milli", "cpu"},
+                                     {"memory_mib", "mem"},
+                                     {"model", "app"}});
   SUBCASE("a row without steps and without a duration column is an error") {
     const auto e = read_error(c);
     check_names(e, f.path(), 3, "steps");
@@ -202,7 +212,11 @@ TEST_CASE("csv: seconds, another delimiter, steps instead of durations, resource
                "0;2;;1000;;;;60\n"
                "7;1;800;;0;0;\"ncf;v2\";\n");
     c.path = g.path();
-    c.columns["duration"] = "d";
+    {
+      auto cols = c.settings.entries("columns");
+      cols["duration"] = "d";
+      c.settings.set_entries("columns", cols);
+    }
     const auto jobs = read_trace(c);
     REQUIRE(jobs.size() == 3);
     CHECK(jobs[0].id == "job-1");
@@ -228,8 +242,8 @@ TEST_CASE("csv: datetime formats with T separator and fractional seconds") {
              "2024-02-29T23:59:59.5,10,1\n"
              "2024-03-01T00:00:01,10,1\n");
   auto c = config("csv", f.path());
-  c.columns = {{"submit", "when"}, {"duration", "dur"}, {"gpus", "g"}};
-  c.time_format = "%Y-%m-%dT%H:%M:%S";
+  c.settings.set_entries("columns", {{"submit", "when"}, {"duration", "dur"}, {"gpus", "g"}});
+  c.settings.set("time_format", "%Y-%m-%dT%H:%M:%S");
   const auto jobs = read_trace(c);
   REQUIRE(jobs.size() == 2);
   CHECK(jobs[0].submit_s == 0);

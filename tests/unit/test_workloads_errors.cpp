@@ -124,7 +124,7 @@ TEST_CASE("philly-gavel: job type missing from the throughput table") {
   TempFile f("philly_unknown.trace",
              "A3C\tcmd\t-n\t1\t100\t0\t1\nResNet-50 (batch size 46)\tcmd\t-n\t1\t100\t0\t1\n");
   auto c = config("philly-gavel", f.path());
-  c.throughputs = fixture("throughputs_small.json");
+  c.settings.set("throughputs", fixture("throughputs_small.json"));
   const auto e = read_error(c);
   check_names(e, f.path(), 2, "job_type");
   CHECK(contains(e.what(), "did you mean 'ResNet-50 (batch size 64)'"));
@@ -132,21 +132,21 @@ TEST_CASE("philly-gavel: job type missing from the throughput table") {
 
 TEST_CASE("philly-gavel: unknown GPU type and malformed throughput JSON") {
   auto c = config("philly-gavel", fixture("philly_small.trace"));
-  c.throughputs = fixture("throughputs_small.json");
-  c.gpu_type = "a100";
+  c.settings.set("throughputs", fixture("throughputs_small.json"));
+  c.settings.set("gpu_type", "a100");
   auto e = read_error(c);
   check_names(e, "scenario.toml", 0, "workload.gpu_type");
   CHECK(contains(e.what(), "valid: k80, v100"));
 
   TempFile bad("throughputs_bad.json", "{\n  \"v100\": {\n    \"('A3C', 1)\": {\"null\": 3.0,}\n  }\n}\n");
-  c.gpu_type = "v100";
-  c.throughputs = bad.path();
+  c.settings.set("gpu_type", "v100");
+  c.settings.set("throughputs", bad.path());
   e = read_error(c);
   check_names(e, bad.path(), 3, "");
   CHECK(contains(e.what(), "malformed JSON"));
 
   TempFile badkey("throughputs_badkey.json", R"j({"v100": {"A3C-1": {"null": 3.0}}})j");
-  c.throughputs = badkey.path();
+  c.settings.set("throughputs", badkey.path());
   e = read_error(c);
   check_names(e, badkey.path(), 0, "v100/A3C-1");
 
@@ -158,8 +158,8 @@ TEST_CASE("philly-gavel: unknown GPU type and malformed throughput JSON") {
 TEST_CASE("csv: bad date") {
   TempFile f("csv_date.csv", "when,dur,g\n2023-01-01 00:00:00,1,1\n2023-02-30 00:00:00,1,1\n");
   auto c = config("csv", f.path());
-  c.columns = {{"submit", "when"}, {"duration", "dur"}, {"gpus", "g"}};
-  c.time_format = "%Y-%m-%d %H:%M:%S";
+  c.settings.set_entries("columns", {{"submit", "when"}, {"duration", "dur"}, {"gpus", "g"}});
+  c.settings.set("time_format", "%Y-%m-%d %H:%M:%S");
   auto e = read_error(c);
   check_names(e, f.path(), 3, "when");
   CHECK(contains(e.what(), "'2023-02-30 00:00:00' is not a valid date"));
@@ -174,17 +174,18 @@ TEST_CASE("csv: bad date") {
 TEST_CASE("csv: missing column, missing mapping, unknown mapping key") {
   TempFile f("csv_cols.csv", "start,dur,gpus\n0,1,1\n");
   auto c = config("csv", f.path());
-  c.columns = {{"submit", "start"}, {"duration", "duration"}, {"gpus", "gpus"}};
+  c.settings.set_entries("columns", {{"submit", "start"}, {"duration", "duration"}, {"gpus", "gpus"}});
   auto e = read_error(c);
   check_names(e, f.path(), 1, "duration");
   CHECK(contains(e.what(), "column not found"));
   CHECK(contains(e.what(), "header has: start, dur, gpus"));
 
-  c.columns = {{"submit", "start"}, {"duration", "dur"}};
+  c.settings.set_entries("columns", {{"submit", "start"}, {"duration", "dur"}});
   e = read_error(c);
   check_names(e, "scenario.toml", 0, "workload.columns.gpus");
 
-  c.columns = {{"submit", "start"}, {"duration", "dur"}, {"gpus", "gpus"}, {"gpu_mili", "x"}};
+  c.settings.set_entries("columns",
+                         {{"submit", "start"}, {"duration", "dur"}, {"gpus", "gpus"}, {"gpu_mili", "x"}});
   e = read_error(c);
   check_names(e, "scenario.toml", 0, "workload.columns.gpu_mili");
   CHECK(contains(e.what(), "did you mean 'gpu_milli'"));
@@ -192,7 +193,7 @@ TEST_CASE("csv: missing column, missing mapping, unknown mapping key") {
 
 TEST_CASE("csv: wrong field count, non-numeric, negative, absurd, unterminated quote") {
   auto c = config("csv", "");
-  c.columns = {{"submit", "t"}, {"duration", "d"}, {"gpus", "g"}};
+  c.settings.set_entries("columns", {{"submit", "t"}, {"duration", "d"}, {"gpus", "g"}});
   auto run = [&](const std::string& name, const std::string& body) {
     TempFile f(name, "t,d,g\n0,1,1\n" + body);
     c.path = f.path();
@@ -243,7 +244,7 @@ TEST_CASE("read_trace: binary file") {
   TempFile f("binary.csv", bytes);
   for (const char* format : {"openb", "csv", "philly-gavel"}) {
     auto c = config(format, f.path());
-    c.columns = {{"submit", "a"}, {"duration", "b"}, {"gpus", "c"}};
+    c.settings.set_entries("columns", {{"submit", "a"}, {"duration", "b"}, {"gpus", "c"}});
     const auto e = read_error(c);
     check_names(e, f.path(), 0, "");
     CHECK(contains(e.what(), "binary file"));
@@ -282,31 +283,31 @@ TEST_CASE("read_trace: unknown format") {
 
 TEST_CASE("synthetic: invalid parameters name the scenario key") {
   auto c = config("synthetic", "");
-  c.synthetic.jobs = 0;
+  c.settings.set("jobs", static_cast<double>(0));
   check_names(read_error(c), "scenario.toml", 0, "workload.jobs");
-  c.synthetic.jobs = 10;
-  c.synthetic.arrival_rate_per_hour = 0;
+  c.settings.set("jobs", static_cast<double>(10));
+  c.settings.set("arrival_rate_per_hour", static_cast<double>(0));
   check_names(read_error(c), "scenario.toml", 0, "workload.arrival_rate_per_hour");
-  c.synthetic.arrival_rate_per_hour = 10;
-  c.synthetic.gpus_weights = {1, 2};
+  c.settings.set("arrival_rate_per_hour", static_cast<double>(10));
+  c.settings.set_items("gpus_weights", {"1", "2"});
   const auto e = read_error(c);
   check_names(e, "scenario.toml", 0, "workload.gpus_weights");
   CHECK(contains(e.what(), "2 weights for 6 gpus_values"));
-  c.synthetic.gpus_values = {1, 2};
-  c.synthetic.gpus_weights = {1, -2};
+  c.settings.set_items("gpus_values", {"1", "2"});
+  c.settings.set_items("gpus_weights", {"1", "-2"});
   check_names(read_error(c), "scenario.toml", 0, "workload.gpus_weights");
-  c.synthetic.gpus_weights = {0, 0};
+  c.settings.set_items("gpus_weights", {"0", "0"});
   check_names(read_error(c), "scenario.toml", 0, "workload.gpus_weights");
-  c.synthetic.gpus_weights = {1, 1};
-  c.synthetic.gpus_values = {1, -2};
+  c.settings.set_items("gpus_weights", {"1", "1"});
+  c.settings.set_items("gpus_values", {"1", "-2"});
   check_names(read_error(c), "scenario.toml", 0, "workload.gpus_values");
-  c.synthetic.gpus_values = {1, 2};
-  c.synthetic.duration_median_s = -1;
+  c.settings.set_items("gpus_values", {"1", "2"});
+  c.settings.set("duration_median_s", static_cast<double>(-1));
   check_names(read_error(c), "scenario.toml", 0, "workload.duration_median_s");
-  c.synthetic.duration_median_s = 100;
-  c.synthetic.duration_sigma = -1;
+  c.settings.set("duration_median_s", static_cast<double>(100));
+  c.settings.set("duration_sigma", static_cast<double>(-1));
   check_names(read_error(c), "scenario.toml", 0, "workload.duration_sigma");
-  c.synthetic.duration_sigma = 1;
-  c.synthetic.duration_max_s = 1;
+  c.settings.set("duration_sigma", static_cast<double>(1));
+  c.settings.set("duration_max_s", static_cast<double>(1));
   check_names(read_error(c), "scenario.toml", 0, "workload.duration_max_s");
 }

@@ -57,8 +57,8 @@ TEST_CASE("real data: philly-gavel 6214e9 with Gavel throughputs") {
   require_shared(kPhilly);
   require_shared(kGavel);
   auto c = config("philly-gavel", shared_data(kPhilly + "6214e9.trace"));
-  c.throughputs = shared_data(kGavel);
-  c.gpu_type = "v100";
+  c.settings.set("throughputs", shared_data(kGavel));
+  c.settings.set("gpu_type", "v100");
   const auto jobs = read_trace(c);
   CHECK(jobs.size() == 2000);
   CHECK(sorted_by_submit(jobs));
@@ -68,11 +68,11 @@ TEST_CASE("real data: philly-gavel 6214e9 with Gavel throughputs") {
   // First line: Transformer (batch size 128), 20851471 steps, 1 GPU, at 0.
   CHECK(jobs[0].model == "Transformer (batch size 128)");
   CHECK(*jobs[0].steps == 20851471);
-  const auto table = ThroughputTable::load(c.throughputs);
+  const auto table = ThroughputTable::load(c.settings.text("throughputs", ""));
   CHECK(*jobs[0].duration_s == doctest::Approx(20851471 / *table.rate("v100", jobs[0].model, 1)));
   MESSAGE(format_stats(compute_stats(jobs), "philly 6214e9 (v100)"));
 
-  c.throughputs.clear();
+  c.settings.erase("throughputs");
   const auto plain = read_trace(c);
   CHECK(plain.size() == 2000);
   CHECK(std::none_of(plain.begin(), plain.end(), [](const JobSpec& j) { return j.duration_s.has_value(); }));
@@ -85,8 +85,8 @@ TEST_CASE("real data: the other philly VCs on every GPU type of the table") {
     for (const char* gpu : {"k80", "p100", "v100"}) {
       INFO(vc << " on " << gpu);
       auto c = config("philly-gavel", shared_data(kPhilly + vc + ".trace"));
-      c.throughputs = shared_data(kGavel);
-      c.gpu_type = gpu;
+      c.settings.set("throughputs", shared_data(kGavel));
+      c.settings.set("gpu_type", gpu);
       const auto jobs = read_trace(c);
       CHECK(jobs.size() == (std::string(vc) == "103959" ? 986u : 533u));
       CHECK(std::all_of(jobs.begin(), jobs.end(),

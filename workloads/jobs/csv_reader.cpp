@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_file.hpp"
 #include "workloads/jobs/trace_reader.hpp"
@@ -85,6 +86,30 @@ std::optional<double> parse_datetime(std::string_view text, const std::string& f
   return static_cast<double>(t) + fraction;
 }
 
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"workload", "columns", K::kStringTable, "", "",
+     "logical column -> column name: submit, duration (or steps), gpus required", "csv"},
+    {"workload", "time_format", K::kString, "", "seconds",
+     "strptime format of a datetime submit column (e.g. \"%Y-%m-%d %H:%M:%S\", UTC)", "csv"},
+    {"workload", "delimiter", K::kString, "", ",", "field separator (\\t for a tab)", "csv",
+     [](const Options& o, const std::string& key) {
+       const std::string d = o.text(key, ",");
+       if (d.size() != 1 && d != "\\t") throw o.error(key, "must be one character");
+     }},
+    {"workload.columns", "submit", K::kString, "", "", "arrival time column (seconds or datetime)", "csv"},
+    {"workload.columns", "duration", K::kString, "s", "", "run time column", "csv"},
+    {"workload.columns", "gpus", K::kString, "", "", "GPUs per job column", "csv"},
+    {"workload.columns", "id", K::kString, "", "", "job id column", "csv"},
+    {"workload.columns", "gpu_type", K::kString, "", "", "GPU model constraint column", "csv"},
+    {"workload.columns", "user", K::kString, "", "", "user / virtual cluster column", "csv"},
+    {"workload.columns", "gpu_milli", K::kString, "", "", "thousandths of a GPU per GPU column", "csv"},
+    {"workload.columns", "cpu_milli", K::kString, "", "", "CPU request column, thousandths of a core", "csv"},
+    {"workload.columns", "memory_mib", K::kString, "MiB", "", "memory request column", "csv"},
+    {"workload.columns", "steps", K::kString, "", "", "iterations column", "csv"},
+    {"workload.columns", "model", K::kString, "", "", "model / application column", "csv"},
+}};
+
 class CsvTraceReader final : public TraceReader {
  public:
   std::vector<JobSpec> read(const WorkloadConfig& config) const override {
@@ -94,7 +119,7 @@ class CsvTraceReader final : public TraceReader {
     // Column mapping: logical key -> column name.
     std::array<std::string, kNumKeys> mapped;
     const std::vector<std::string> valid(kKeyNames.begin(), kKeyNames.end());
-    for (const auto& [key, column] : config.columns) {
+    for (const auto& [key, column] : config.settings.entries("columns")) {
       const auto it = std::find(valid.begin(), valid.end(), key);
       if (it == valid.end()) {
         std::string msg = "unknown column key '" + key + "'";
@@ -111,7 +136,8 @@ class CsvTraceReader final : public TraceReader {
     }
 
     const std::string text = load_trace_text(path, scenario);
-    CsvParser csv(text, config.delimiter, path);
+    const std::string delim = config.settings.text("delimiter", ",");
+    CsvParser csv(text, delim == "\\t" ? '\t' : delim[0], path);
     std::vector<std::string> header, row;
     long line = 0;
     if (!csv.next(header, line)) throw InputError(path, 0, "", "empty file: no header line");
@@ -120,7 +146,8 @@ class CsvTraceReader final : public TraceReader {
     for (std::size_t k = 0; k < kNumKeys; ++k)
       col[k] = mapped[k].empty() ? -1 : column_index(header, mapped[k], true, path, header_line);
 
-    const bool datetimes = !config.time_format.empty();
+    const std::string time_format = config.settings.text("time_format", "");
+    const bool datetimes = !time_format.empty();
     std::vector<JobSpec> jobs;
     std::string why;
     while (csv.next(row, line)) {
@@ -139,7 +166,7 @@ class CsvTraceReader final : public TraceReader {
       JobSpec j;
       j.source_line = line;
       if (datetimes) {
-        const auto t = parse_datetime(cell(kSubmit), config.time_format, why);
+        const auto t = parse_datetime(cell(kSubmit), time_format, why);
         if (!t) throw InputError(path, line, name(kSubmit), "'" + std::string(cell(kSubmit)) + "' " + why);
         j.submit_s = *t;
       } else {

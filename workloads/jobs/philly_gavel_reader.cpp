@@ -12,10 +12,11 @@
 #include <optional>
 
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
-#include "workloads/throughputs/throughput_table.hpp"
 #include "workloads/jobs/trace_file.hpp"
 #include "workloads/jobs/trace_reader.hpp"
+#include "workloads/throughputs/throughput_table.hpp"
 
 namespace fleetsim {
 namespace {
@@ -24,6 +25,16 @@ constexpr const char* kFields[] = {"job_type",    "command",      "num_steps_arg
                                    "total_steps", "arrival_time", "scale_factor"};
 constexpr std::size_t kNumFields = std::size(kFields);
 
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"workload", "throughputs", K::kPath, "", "none: no durations",
+     "Gavel throughput JSON whose isolated rates give durations (also the throughput job model's table "
+     "when execution.throughput_table is not set)",
+     "philly-gavel"},
+    {"workload", "gpu_type", K::kString, "", "v100", "GPU type whose throughput defines durations",
+     "philly-gavel"},
+}};
+
 class PhillyGavelReader final : public TraceReader {
  public:
   std::vector<JobSpec> read(const WorkloadConfig& config) const override {
@@ -31,13 +42,15 @@ class PhillyGavelReader final : public TraceReader {
     const std::string text = load_trace_text(path, config.scenario_file);
 
     std::optional<ThroughputTable> table;
-    std::string gpu_type = config.gpu_type.empty() ? std::string("v100") : lower(config.gpu_type);
-    if (!config.throughputs.empty()) {
-      table = ThroughputTable::load(config.throughputs);
+    const std::string throughputs = config.settings.text("throughputs", "");
+    const std::string given_type = config.settings.text("gpu_type", "v100");
+    std::string gpu_type = given_type.empty() ? std::string("v100") : lower(given_type);
+    if (!throughputs.empty()) {
+      table = ThroughputTable::load(throughputs);
       if (!table->has_gpu_type(gpu_type))
         throw InputError(config.scenario_file, 0, "workload.gpu_type",
-                         "GPU type '" + config.gpu_type + "' is not in throughput table " +
-                             config.throughputs + "; valid: " + join(table->gpu_types(), ", "));
+                         "GPU type '" + given_type + "' is not in throughput table " + throughputs +
+                             "; valid: " + join(table->gpu_types(), ", "));
     }
 
     std::vector<JobSpec> jobs;
@@ -70,7 +83,7 @@ class PhillyGavelReader final : public TraceReader {
       if (table) {
         if (!table->has_job_type(j.model)) {
           if (known_types.empty()) known_types = table->job_types();
-          std::string msg = "job type '" + j.model + "' is not in throughput table " + config.throughputs;
+          std::string msg = "job type '" + j.model + "' is not in throughput table " + throughputs;
           if (auto best = closest(j.model, known_types); !best.empty())
             msg += " (did you mean '" + best + "'?)";
           throw InputError(path, line, kFields[0], msg);
@@ -79,7 +92,7 @@ class PhillyGavelReader final : public TraceReader {
         if (!r)
           throw InputError(path, line, kFields[6],
                            "no positive throughput for ('" + j.model + "', " + std::to_string(j.gpus) +
-                               ") or any smaller scale on " + gpu_type + " in " + config.throughputs);
+                               ") or any smaller scale on " + gpu_type + " in " + throughputs);
         j.duration_s = steps / r->rate;
       }
       jobs.push_back(std::move(j));

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_file.hpp"
 #include "workloads/jobs/trace_reader.hpp"
@@ -20,6 +21,59 @@ namespace fleetsim {
 namespace {
 
 constexpr long kMaxSyntheticJobs = 100'000'000;
+
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"workload", "jobs", K::kInt, "", "1000", "number of jobs", "synthetic"},
+    {"workload", "arrival_rate_per_hour", K::kFloat, "jobs/hour", "60", "Poisson arrival rate", "synthetic"},
+    {"workload", "gpus_values", K::kIntArray, "", "[1,2,4,8,16,32]", "GPUs-per-job values", "synthetic"},
+    {"workload", "gpus_weights", K::kNumberArray, "", "[70,10,8,8,3,1] %",
+     "their weights (after Philly, Jeon et al. ATC'19)", "synthetic"},
+    {"workload", "duration_median_s", K::kFloat, "s", "900", "log-normal median duration", "synthetic"},
+    {"workload", "duration_sigma", K::kFloat, "", "1.8",
+     "log-normal sigma (heavy-tailed as in Philly/Helios)", "synthetic"},
+    {"workload", "duration_min_s", K::kFloat, "s", "10", "shortest duration", "synthetic"},
+    {"workload", "duration_max_s", K::kFloat, "s", "14 days", "longest duration", "synthetic"},
+    {"workload", "seed", K::kInt, "", "the scenario seed", "generator seed", "synthetic"},
+    {"workload", "models", K::kStringArray, "", "none",
+     "model names drawn uniformly per job (with the kernels job model they select training profiles)",
+     "synthetic"},
+}};
+
+/// Defaults are shaped after published Philly (Jeon et al., ATC'19) and Helios (Hu et al., SC'21)
+/// statistics: most jobs use 1 GPU, few use 8+; durations are heavy-tailed (log-normal, median ~ 15
+/// min, a long tail to days).
+struct SyntheticConfig {
+  long jobs = 1000;
+  double arrival_rate_per_hour = 60;
+  std::vector<int> gpus_values = {1, 2, 4, 8, 16, 32};
+  std::vector<double> gpus_weights = {0.70, 0.10, 0.08, 0.08, 0.03, 0.01};
+  double duration_median_s = 900;
+  double duration_sigma = 1.8;
+  double duration_min_s = 10;
+  double duration_max_s = 14 * 24 * 3600.0;
+  std::uint64_t seed = 1;
+  std::vector<std::string> models;  ///< drawn uniformly (empty: jobs have no model)
+
+  static SyntheticConfig from(const WorkloadConfig& w) {
+    const Options& o = w.settings;
+    SyntheticConfig c;
+    c.jobs = static_cast<long>(o.integer("jobs", c.jobs));
+    c.arrival_rate_per_hour = o.number("arrival_rate_per_hour", c.arrival_rate_per_hour);
+    if (o.has("gpus_values")) {
+      c.gpus_values.clear();
+      for (double v : o.numbers("gpus_values", {})) c.gpus_values.push_back(static_cast<int>(v));
+    }
+    c.gpus_weights = o.numbers("gpus_weights", c.gpus_weights);
+    c.duration_median_s = o.number("duration_median_s", c.duration_median_s);
+    c.duration_sigma = o.number("duration_sigma", c.duration_sigma);
+    c.duration_min_s = o.number("duration_min_s", c.duration_min_s);
+    c.duration_max_s = o.number("duration_max_s", c.duration_max_s);
+    c.seed = static_cast<std::uint64_t>(o.integer("seed", static_cast<long long>(w.seed)));
+    c.models = o.texts("models", {});
+    return c;
+  }
+};
 
 class Sampler {
  public:
@@ -96,7 +150,7 @@ void validate(const SyntheticConfig& c, const std::string& file) {
 class SyntheticReader final : public TraceReader {
  public:
   std::vector<JobSpec> read(const WorkloadConfig& config) const override {
-    const SyntheticConfig& c = config.synthetic;
+    const SyntheticConfig c = SyntheticConfig::from(config);
     validate(c, config.scenario_file);
 
     std::vector<double> cum;

@@ -1,9 +1,22 @@
 #include "workloads/jobs/trace_reader.hpp"
 
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
 #include "workloads/jobs/trace_file.hpp"
 
 namespace fleetsim {
+
+namespace {
+
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"workload", "format", K::kString, "", "",
+     "trace format, a registered reader (fleetsim policies lists them)"},
+    {"workload", "path", K::kPath, "", "", "trace file (every format but synthetic)"},
+    {"workload", "limit", K::kInt, "", "0 = all", "read at most this many jobs", "", at_least(0)},
+}};
+
+}  // namespace
 
 TraceReaderRegistry& trace_readers() {
   static TraceReaderRegistry registry("trace format");
