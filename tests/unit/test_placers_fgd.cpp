@@ -64,7 +64,9 @@ void use(ClusterState& s, int n, int k) {  // the first k GPUs of node n, whole
 }
 
 Options opt(const std::string& key, const std::string& value) {
-  return Options({{key, {value, 0, ""}}}, "", "scheduler.placement_options");
+  Options::Value v;
+  v.text = value;
+  return Options({{key, v}}, "", "scheduler.placement_options");
 }
 
 const std::vector<std::string> kNew = {"best-fit",       "topology",    "random", "dot-product",
