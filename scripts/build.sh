@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Configure and build fleetsim. Usage: scripts/build.sh [BUILD_DIR] [Release|Debug|asan]
+# Configure and build fleetsim. Usage: scripts/build.sh [BUILD_DIR] [Release|Debug|asan] [TARGET...]
+# With targets (e.g. fleetsim), builds only those and what they need; without, everything (tests too).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${1:-$ROOT/build}"
 MODE="${2:-Release}"
+TARGETS=()
+for t in "${@:3}"; do TARGETS+=(--target "$t"); done
 JOBS="$(nproc 2>/dev/null || echo 2)"
 # ccache (CMakeLists.txt uses it when installed): paths relative to the checkout, so another clone
 # of the same sources (CI's fresh clone) reuses the compiled objects.
@@ -14,9 +17,12 @@ case "$MODE" in
   asan) ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_SANITIZE=ON -DFLEETSIM_BUILD_BENCH=OFF) ;;
   *) ARGS=(-DCMAKE_BUILD_TYPE="$MODE") ;;
 esac
+echo "build.sh: configuring $DIR ($MODE, cmake)"
 if [ ! -f "$DIR/CMakeCache.txt" ]; then
   cmake -S "$ROOT" -B "$DIR" "${GEN[@]}" "${ARGS[@]}" >/dev/null
 else
   cmake -S "$ROOT" -B "$DIR" "${ARGS[@]}" >/dev/null
 fi
-cmake --build "$DIR" -j "$JOBS"
+WHAT="${*:3}"
+echo "build.sh: building ${WHAT:-everything} in $DIR ($JOBS jobs at a time)"
+cmake --build "$DIR" -j "$JOBS" "${TARGETS[@]}"

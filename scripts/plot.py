@@ -33,6 +33,13 @@ def load(folder):
     return jobs, ts, summary, label
 
 
+def busy_window(summary):
+    """', busy window X %' when the summary has the busy-window utilization, else ''."""
+    if "busy_window_utilization" not in summary:
+        return ""
+    return f", {100 * summary['busy_window_utilization']:.1f} % over the busy window"
+
+
 def step_hours(ts):
     return ts["time_s"] / 3600.0
 
@@ -64,7 +71,7 @@ def plot(folders):
             continue
         total = summary.get("total_gpus", 0) or 1
         ax.step(step_hours(ts), 100.0 * ts["busy_gpus"] / total, where="post",
-                label=f"{label} (mean {100 * summary['gpu_utilization']:.1f} %)")
+                label=f"{label} (mean {100 * summary['gpu_utilization']:.1f} %{busy_window(summary)})")
     ax.set_xlabel("simulated time (hours)")
     ax.set_ylabel("GPUs allocated (% of cluster)")
     ax.set_ylim(0, 105)

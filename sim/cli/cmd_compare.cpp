@@ -29,9 +29,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "sim/app/scenario.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/app/scenario.hpp"
 #include "sim/cluster/placer.hpp"
 #include "sim/engine/policy.hpp"
 #include "workloads/base/input_error.hpp"
@@ -111,14 +111,16 @@ void print_table(const std::vector<Combo>& combos, const std::vector<nlohmann::o
     wl = std::max(wl, c.placement.size());
   }
   const int ip = static_cast<int>(wp), il = static_cast<int>(wl);
-  std::printf("  %-*s  %-*s %11s %10s %10s %12s %11s %7s %9s\n", ip, "policy", il, "placement", "mean JCT h",
-              "p50 JCT h", "p99 JCT h", "mean wait h", "makespan h", "util %", "restarts");
+  std::printf("  %-*s  %-*s %11s %10s %10s %12s %11s %11s %7s %12s %9s\n", ip, "policy", il, "placement",
+              "mean JCT h", "p50 JCT h", "p99 JCT h", "mean wait h", "p99 wait h", "makespan h", "util %",
+              "busy util %", "restarts");
   for (std::size_t i = 0; i < combos.size(); ++i) {
     const auto& s = sums[i];
-    std::printf("  %-*s  %-*s %11.2f %10.2f %10.2f %12.2f %11.2f %7.1f %9.0f\n", ip, combos[i].policy.c_str(),
-                il, combos[i].placement.c_str(), num(s, "mean_jct_s") / 3600, num(s, "p50_jct_s") / 3600,
-                num(s, "p99_jct_s") / 3600, num(s, "mean_wait_s") / 3600, num(s, "makespan_s") / 3600,
-                100 * num(s, "gpu_utilization"), num(s, "restarts"));
+    std::printf("  %-*s  %-*s %11.2f %10.2f %10.2f %12.2f %11.2f %11.2f %7.1f %12.1f %9.0f\n", ip,
+                combos[i].policy.c_str(), il, combos[i].placement.c_str(), num(s, "mean_jct_s") / 3600,
+                num(s, "p50_jct_s") / 3600, num(s, "p99_jct_s") / 3600, num(s, "mean_wait_s") / 3600,
+                num(s, "p99_wait_s") / 3600, num(s, "makespan_s") / 3600, 100 * num(s, "gpu_utilization"),
+                100 * num(s, "busy_window_utilization"), num(s, "restarts"));
   }
 }
 

@@ -43,9 +43,21 @@ void JobTable::write_skipped_csv(std::ostream& out) const {
   for (const auto& s : skipped_) out << s.id << ',' << s.line << ",\"" << s.reason << "\"\n";
 }
 
+void TimeSeries::on_job_submitted(const JobRecord& job) {
+  if (!arrived_) first_arrival_s_ = job.submit_s;
+  arrived_ = arrival_pending_ = true;
+}
+
 void TimeSeries::on_sample(const StateSample& s) {
   if (have_last_) busy_gpu_s_ += last_.busy_gpus * (s.time_s - last_.time_s);
   peak_queued_ = std::max(peak_queued_, s.queued);
+  // The busy window reaches this sample if a job arrived at it, waits at it, or waited until it.
+  // Nothing runs before the first arrival, so the integral so far is the window's.
+  if (arrival_pending_ || s.queued > 0 || (have_last_ && last_.queued > 0)) {
+    window_end_s_ = s.time_s;
+    window_busy_gpu_s_ = busy_gpu_s_;
+    arrival_pending_ = false;
+  }
   const bool changed = !have_last_ || s.busy_gpus != last_.busy_gpus || s.running != last_.running ||
                        s.queued != last_.queued || s.completed != last_.completed;
   if (keep_ && changed) {

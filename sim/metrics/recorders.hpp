@@ -37,11 +37,15 @@ class JobTable final : public SimObserver {
   std::map<std::string, long> reasons_;
 };
 
-/// Event-driven samples of busy GPUs, running and queued jobs; integrates GPU busy time.
+/// Event-driven samples of busy GPUs, running and queued jobs; integrates GPU busy time, over the
+/// whole run and over the busy window: from the first arrival to the last instant at which a job
+/// arrived or was waiting (the later of the last arrival and the moment the queue last emptied).
+/// After the busy window the cluster only drains the jobs still running.
 class TimeSeries final : public SimObserver {
  public:
   explicit TimeSeries(bool keep_samples) : keep_(keep_samples) {}
   void on_start(int total_gpus, long) override { total_gpus_ = total_gpus; }
+  void on_job_submitted(const JobRecord& job) override;
   void on_sample(const StateSample& s) override;
   /// timeseries.csv: time_s,busy_gpus,running_jobs,queued_jobs,completed_jobs
   void write_csv(std::ostream& out) const;
@@ -49,6 +53,10 @@ class TimeSeries final : public SimObserver {
   double busy_gpu_seconds() const { return busy_gpu_s_; }
   int total_gpus() const { return total_gpus_; }
   long peak_queued() const { return peak_queued_; }
+  /// Length of the busy window, s (0 when no job arrived).
+  double busy_window_s() const { return arrived_ ? window_end_s_ - first_arrival_s_ : 0.0; }
+  /// GPU-seconds allocated within the busy window.
+  double busy_window_gpu_seconds() const { return window_busy_gpu_s_; }
 
  private:
   bool keep_;
@@ -58,6 +66,11 @@ class TimeSeries final : public SimObserver {
   bool have_last_ = false;
   double busy_gpu_s_ = 0;
   long peak_queued_ = 0;
+  bool arrived_ = false;          // a job has arrived
+  bool arrival_pending_ = false;  // a job arrived since the last sample
+  double first_arrival_s_ = 0;
+  double window_end_s_ = 0;
+  double window_busy_gpu_s_ = 0;
 };
 
 /// A progress line on stderr, refreshed at most twice a second, once the run has lasted 1 s.

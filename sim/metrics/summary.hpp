@@ -22,6 +22,8 @@ struct RunInfo {
 
 /// Keys: jobs, completed, skipped, skipped_reasons, mean_jct_s, p50_jct_s, p99_jct_s, mean_wait_s,
 /// p50_wait_s, p99_wait_s, makespan_s, gpu_utilization (allocated GPU-time / (GPUs x makespan)),
+/// busy_window_s and busy_window_utilization (the same over the busy window: from the first arrival
+/// until no job arrives or waits any more, recorders.hpp; gpu_utilization when that window is empty),
 /// total_gpus, peak_queued, events, wall_s, scenario, policy, placement, job_model, seed; with a
 /// FairnessObserver also rho_mean, rho_max, rho_share_above_1 (finish-time fairness, fairness.hpp);
 /// with an EnergyObserver also energy_kwh (IT), facility_kwh (x PUE), gpu_kwh, idle_gpu_kwh,
