@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
-# One command on a fresh machine: install what is missing, build the fleetsim program (Release, only
-# that target: no tests, no benchmarks), then compare two schedulers on the quickstart scenario (a
+# One command on a fresh machine: install what is missing, build the fleetsim program (only that
+# target, without optimisation: it compiles fastest; no tests, no benchmarks), then compare two schedulers on the quickstart scenario (a
 # synthetic workload fleetsim generates itself) and plot the results.
 # Usage: scripts/quickstart.sh [OUT_DIR]   (default: results/quickstart)
-# About 5 minutes on 2 idle cores the first time (10 CPU-minutes of compiling); seconds after that.
+# About 3.5 minutes on 2 idle cores the first time (6 CPU-minutes of compiling); seconds after that.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUT="${1:-$ROOT/results/quickstart}"
-BUILD="$ROOT/build"
+BUILD="$ROOT/build-quick"
 START=$SECONDS
 stage() { printf '\n== quickstart %s  (%d s so far)\n' "$1" $((SECONDS - START)); }
 
 echo "fleetsim quickstart: setup, build the simulator, compare two schedulers, plot."
-echo "The first run takes about 5 minutes on 2 idle cores (compiling 93 steps); later runs take seconds."
+echo "The first run takes about 3.5 minutes on 2 idle cores (compiling 95 steps); later runs take seconds."
 
 stage "1/4 setup: checking the Debian packages (scripts/setup.sh; installs only what is missing)"
 bash scripts/setup.sh
 
 stage "2/4 configure and build (scripts/build.sh): the fleetsim program only, [step/total] per step"
-bash scripts/build.sh "$BUILD" Release fleetsim
+bash scripts/build.sh "$BUILD" quick fleetsim
 
 stage "3/4 run: the same 2000 jobs on the same 144 GPUs under two schedulers (fleetsim compare)"
 "$BUILD/fleetsim" compare scenarios/quickstart.toml --policies fifo,las --out "$OUT" --no-plot
@@ -46,6 +46,7 @@ echo "  $OUT/jct_cdf.png         job completion time CDFs"
 echo "  $FIFO/utilization.png    busy GPUs over time"
 echo "  $FIFO/queue.png          queued and running jobs over time"
 echo "  each run's jobs.csv, timeseries.csv, summary.json in $FIFO/ and $LAS/"
-printf '\nquickstart: done in %d s. Next: build/fleetsim run scenarios/quickstart.toml --set KEY=VALUE\n' \
+printf '\nquickstart: done in %d s. Next: build-quick/fleetsim run scenarios/quickstart.toml --set KEY=VALUE\n' \
   $((SECONDS - START))
-echo "(see README.md, \"Use\"), or scripts/test.sh to build and run every test."
+echo "(see README.md, \"Use\"). For large runs build the optimised program: scripts/build.sh build Release"
+echo "fleetsim (build/fleetsim, about 3x faster); scripts/test.sh builds it and runs every test."
