@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
-#include "sim/app/scenario.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/text.hpp"
 

@@ -117,7 +117,8 @@ struct CollectiveCalibration {
   AnalyticParams analytic;
   std::vector<CollectiveCurve> curves;
   /// Node topology of a system's servers (`calibrate fit --node-topology SYSTEM=NAME`): between
-  /// measured GPU counts the bus bandwidth is interpolated per NVLink ring (models/hardware/node_topology.hpp).
+  /// measured GPU counts the bus bandwidth is interpolated per NVLink ring
+  /// (models/hardware/node_topology.hpp).
   std::map<std::string, const NodeTopology*> node_topology;  ///< values never null
   /// Systems with at least one curve (case-insensitive match, also by prefix: "A100-80GB" uses "A100").
   std::string match_system(std::string_view system) const;

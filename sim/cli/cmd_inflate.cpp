@@ -20,11 +20,11 @@
 #include <memory>
 #include <thread>
 
-#include "sim/cli/cli_util.hpp"
-#include "sim/cli/command.hpp"
-#include "sim/app/scenario.hpp"
 #include "sim/app/inflation.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/cli/cli_util.hpp"
+#include "sim/cli/command.hpp"
 #include "sim/engine/simulation.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"

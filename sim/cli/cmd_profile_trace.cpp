@@ -12,8 +12,8 @@
 #include "sim/cli/command.hpp"
 #include "sim/replay/trace_profile.hpp"
 #include "workloads/base/input_error.hpp"
-#include "workloads/profiler/kineto_trace.hpp"
 #include "workloads/base/text.hpp"
+#include "workloads/profiler/kineto_trace.hpp"
 
 namespace fleetsim::cli {
 namespace {

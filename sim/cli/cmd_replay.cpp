@@ -7,9 +7,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/command.hpp"
 #include "sim/app/scenario.hpp"
 #include "sim/app/staging.hpp"
+#include "sim/cli/command.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/replay/report.hpp"
 #include "workloads/base/input_error.hpp"

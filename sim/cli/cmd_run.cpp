@@ -2,9 +2,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "sim/cli/command.hpp"
-#include "sim/app/scenario.hpp"
 #include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "sim/cli/command.hpp"
 #include "sim/metrics/summary.hpp"
 
 namespace fleetsim::cli {

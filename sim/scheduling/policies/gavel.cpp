@@ -41,8 +41,8 @@
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
-#include "sim/scheduling/policies/gavel_lp.hpp"
 #include "sim/engine/policy.hpp"
+#include "sim/scheduling/policies/gavel_lp.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {

@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
-#include "sim/scheduling/policies/need_queue.hpp"
 #include "sim/engine/policy.hpp"
+#include "sim/scheduling/policies/need_queue.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
+#include "sim/engine/policy.hpp"
 #include "sim/scheduling/policies/estimate_error.hpp"
 #include "sim/scheduling/policies/need_queue.hpp"
-#include "sim/engine/policy.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
