@@ -24,7 +24,7 @@ run_ctest() {
   local rc=0
   (cd "$dir" && "$@" ctest --output-on-failure -j "$JOBS" --timeout 900) 2>&1 | tee "$log" || rc=$?
   local skipped
-  skipped="$(grep -c '(Skipped)' "$log" || true)"
+  skipped="$(grep -cE '^\s+[0-9]+ - .*\(Skipped\)$' "$log" || true)"
   if [ "$skipped" -gt 0 ]; then
     echo "$label: $skipped test(s) skipped: they need the shared data (../shared/data), absent here"
   else
