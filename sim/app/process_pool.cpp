@@ -121,6 +121,7 @@ PoolEnd run_processes(const std::vector<ProcessTask>& tasks, std::size_t paralle
     running.erase(it);
     ProcessResult r;
     r.started = true;
+    r.pid = pid;
     r.wall_s = std::chrono::duration<double>(Clock::now() - started[i]).count();
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);

@@ -19,6 +19,7 @@ struct ProcessTask {
 
 struct ProcessResult {
   bool started = false;  ///< false: the executable could not be started (see error)
+  pid_t pid = 0;         ///< the child's process id, when started
   int exit_code = -1;    ///< when it exited
   int signal = 0;        ///< when a signal ended it
   double wall_s = 0;
