@@ -478,6 +478,14 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   return parse_scenario(read_scenario_text(path), path, base_dir_of(path), overrides);
 }
 
+std::string resolved_scenario_text(const std::string& path, const std::vector<std::string>& overrides) {
+  std::set<std::string> overridden;
+  const toml::table root = parse_with_overrides(read_scenario_text(path), path, overrides, overridden);
+  std::ostringstream os;
+  os << toml::toml_formatter(root) << '\n';
+  return os.str();
+}
+
 ClusterSpec load_cluster(const std::string& path) {
   std::set<std::string> overridden;
   const toml::table root = parse_with_overrides(read_scenario_text(path), path, {}, overridden);

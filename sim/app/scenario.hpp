@@ -66,6 +66,9 @@ std::string describe_scenario_keys();
 /// bare words taken as strings); relative paths in the file resolve against the file's folder,
 /// those given in overrides against the current directory.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// The scenario file with `overrides` applied, as TOML text (keys sorted; not validated: use
+/// load_scenario). What a sweep records as a run's resolved scenario and hashes to resume.
+std::string resolved_scenario_text(const std::string& path, const std::vector<std::string>& overrides);
 /// Only the [cluster] section of a scenario file (the whole file is still validated against the
 /// schema, so an unknown key anywhere is an error naming file, line and key; other sections are
 /// optional). For commands that need a platform but no workload (fleetsim replay --scenario).

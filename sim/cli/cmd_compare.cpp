@@ -10,25 +10,19 @@
 // and scripts/plot_compare.py DIR for comparison.png and jct_cdf.png (a failed plot is a warning).
 // A failed run stops the others; its output is printed and compare exits with its code (2 bad input,
 // 1 otherwise), writing no comparison.csv. DIR defaults to <output.dir>/compare.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "sim/app/process_pool.hpp"
 #include "sim/app/scenario.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
@@ -36,8 +30,6 @@
 #include "sim/engine/policy.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
-
-extern char** environ;
 
 namespace fleetsim::cli {
 namespace {
@@ -69,24 +61,6 @@ std::vector<std::string> check_names(const std::vector<std::string>& given, cons
       names.push_back(name);
     }
   return names;
-}
-
-/// Starts `argv` with stdout and stderr going to `log`; returns the child's pid (or -1 with errno).
-pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
-  std::vector<char*> args;
-  for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (!log.empty()) {
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  }
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) errno = rc;
-  return rc == 0 ? pid : -1;
 }
 
 std::string csv_cell(const nlohmann::ordered_json& v) {
@@ -200,60 +174,43 @@ int run(const CompareArgs& a) {
     std::fprintf(stderr, "fleetsim compare: %zu runs (%zu policies x %zu placements), %zu at a time\n",
                  combos.size(), policies.size(), placements.size(), parallel);
 
-  std::map<pid_t, std::size_t> running;
-  std::vector<Clock::time_point> started(combos.size());
-  std::size_t next = 0, done = 0;
+  std::vector<ProcessTask> tasks;
+  for (const Combo& c : combos) {
+    ProcessTask t;
+    t.argv = {exe, "run", a.scenario, "--quiet", "--out", (dir / c.dir_name()).string()};
+    for (const auto& s : a.sets) t.argv.insert(t.argv.end(), {"--set", s});
+    t.argv.insert(t.argv.end(),
+                  {"--set", "scheduler.policy=" + c.policy, "--set", "scheduler.placement=" + c.placement});
+    t.log = logs / (c.dir_name() + ".log");
+    tasks.push_back(std::move(t));
+  }
+  std::size_t done = 0;
   int fail_code = 0;
   std::string fail_report;
-  auto stop_all = [&] {
-    for (const auto& [pid, i] : running) ::kill(pid, SIGTERM);
-  };
-  while ((next < combos.size() && fail_code == 0) || !running.empty()) {
-    while (fail_code == 0 && next < combos.size() && running.size() < parallel) {
-      const Combo& c = combos[next];
-      std::vector<std::string> argv = {exe,       "run",   a.scenario,
-                                       "--quiet", "--out", (dir / c.dir_name()).string()};
-      for (const auto& s : a.sets) argv.insert(argv.end(), {"--set", s});
-      argv.insert(argv.end(),
-                  {"--set", "scheduler.policy=" + c.policy, "--set", "scheduler.placement=" + c.placement});
-      const pid_t pid = spawn(argv, logs / (c.dir_name() + ".log"));
-      if (pid < 0) {
-        stop_all();
-        fail_code = 1;
-        fail_report = "cannot start " + exe + ": " + std::string(std::strerror(errno));
-        break;
-      }
-      started[next] = Clock::now();
-      running[pid] = next++;
-    }
-    if (running.empty()) break;
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const std::size_t i = it->second;
-    running.erase(it);
+  ProcessHooks hooks;
+  hooks.done = [&](std::size_t i, const ProcessResult& r) {
     const Combo& c = combos[i];
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok)  // a run stopped by a signal (ours, after another failed) leaves its staging folder
-      fs::remove_all(dir / c.dir_name() / (".staging-" + std::to_string(pid)), ec);
-    if (ok) {
+    if (!r.ok() &&
+        r.started)  // a run stopped by a signal (ours, after another failed) leaves its staging folder
+      fs::remove_all(dir / c.dir_name() / (".staging-" + std::to_string(r.pid)), ec);
+    if (r.ok()) {
       ++done;
       if (!a.quiet)
         std::fprintf(stderr, "  [%zu/%zu] %s / %s  %.1f s\n", done, combos.size(), c.policy.c_str(),
-                     c.placement.c_str(), std::chrono::duration<double>(Clock::now() - started[i]).count());
-    } else if (fail_code == 0) {  // the first failure is reported; the others were stopped by us
-      fail_code = WIFEXITED(status) && WEXITSTATUS(status) == 2 ? 2 : 1;
-      const std::string how = WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
-                                                : "signal " + std::to_string(WTERMSIG(status));
-      fail_report = "run " + c.policy + " / " + c.placement + " failed (" + how + "):\n" +
-                    read_text(logs / (c.dir_name() + ".log"));
-      stop_all();
+                     c.placement.c_str(), r.wall_s);
+      return true;
     }
+    if (fail_code == 0) {  // the first failure is reported; the others were stopped by us
+      fail_code = !r.started ? 1 : (r.signal == 0 && r.exit_code == 2 ? 2 : 1);
+      fail_report = !r.started ? r.error
+                               : "run " + c.policy + " / " + c.placement + " failed (" + r.how() + "):\n" +
+                                     read_text(logs / (c.dir_name() + ".log"));
+    }
+    return false;
+  };
+  if (run_processes(tasks, parallel, hooks) == PoolEnd::kInterrupted) {
+    std::fprintf(stderr, "fleetsim: compare: interrupted; no comparison.csv written\n");
+    return 130;
   }
   if (fail_code != 0) {
     std::fprintf(stderr, "fleetsim: compare: %s", fail_report.c_str());
