@@ -19,11 +19,12 @@ SIM_ALLOWED = {
     "scheduling/policies": {"cluster", "engine"},
     "metrics": {"platform", "engine"},
     "network": {"platform", "engine", "metrics"},
+    "failures": {"platform", "cluster", "engine"},
     "replay": {"platform"},
     "app": {"platform", "cluster", "engine", "scheduling/placement", "scheduling/policies", "metrics",
-            "network", "replay"},
+            "network", "failures", "replay"},
     "cli": {"platform", "cluster", "engine", "scheduling/placement", "scheduling/policies", "metrics",
-            "network", "replay", "app"},
+            "network", "failures", "replay", "app"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 

@@ -8,6 +8,7 @@
 
 #include "sim/app/staging.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/failures/failure_hook.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
@@ -68,8 +69,13 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   std::unique_ptr<NetworkFidelity> network;
   if (const auto config = NetworkFidelityConfig::from(sc.execution.settings))
     network = std::make_unique<NetworkFidelity>(sc.cluster, *config);
+  std::unique_ptr<FailureHook> failures;
+  if (auto config = FailureConfig::from(sc.failures, sc.seed)) {
+    failures = std::make_unique<FailureHook>(std::move(*config));
+  }
   Simulation sim(std::move(parts));
   if (network) sim.attach(*network);
+  if (failures) sim.attach(*failures);
   sim.add_observer(table);
   sim.add_observer(series);
   sim.add_observer(fairness);
@@ -112,12 +118,25 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     }
     out.summary["network"] = network_summary(report, table);
   }
+  if (failures) {
+    if (!failures->mapping_note().empty())
+      std::fprintf(stderr, "warning: %s\n", failures->mapping_note().c_str());
+    {
+      auto f = staging.open("failures.csv");
+      failures->write_csv(f);
+    }
+    {
+      auto f = staging.open("failure_jobs.csv");
+      failures->write_jobs_csv(f);
+    }
+    out.summary["failures"] = failures->summary();
+  }
   {
     auto f = staging.open("summary.json");
     f << out.summary.dump(2) << '\n';
   }
-  staging.commit(
-      {"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv"});
+  staging.commit({"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv",
+                  "failures.csv", "failure_jobs.csv"});
   out.out_dir = sc.output.dir;
   return out;
 }

@@ -408,6 +408,7 @@ Scenario build(const toml::table& root, const Loader& l) {
   e.state_gb_per_gpu = e.settings.number("state_gb_per_gpu", e.state_gb_per_gpu);
   e.colocation_slowdown = e.settings.number("colocation_slowdown", e.colocation_slowdown);
   s.power = power_config(l.section(root, "power"));
+  s.failures = l.section(root, "failures");
   const toml::table& ot = root["output"].as_table() ? *root["output"].as_table() : empty;
   s.output.dir = l.path_value(ot, "output", "dir");
   if (s.output.dir.empty()) s.output.dir = OutputConfig{}.dir;

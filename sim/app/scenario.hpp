@@ -50,6 +50,7 @@ struct Scenario {
   ExecutionConfig execution;
   OutputConfig output;
   PowerConfig power;  ///< [power]: the energy model's figures (sim/metrics/energy.hpp)
+  Options failures;   ///< [failures]: read by sim/failures (failure_config.cpp declares the keys)
   /// Line of each key in the file (0 or absent when it came from --set), for later messages.
   std::map<std::string, long> key_lines;
   std::set<std::string> overridden;  ///< keys given with --set

@@ -258,6 +258,21 @@ void ClusterState::finalize(const Request& r, Allocation& a) const {
   // (allocations hold at most a few dozen slots).
   a.nodes = 0;
   a.leaves = 0;
+  a.cpu_milli = r.cpu_milli;
+  a.memory_mib = r.memory_mib;
+  if (a.slots.size() > 64) {  // large jobs (thousands of GPUs): sort instead of the quadratic scan
+    std::vector<int> nodes, leaves;
+    nodes.reserve(a.slots.size());
+    for (const auto& s : a.slots) nodes.push_back(s.node);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    for (int n : nodes) leaves.push_back(nodes_[n].leaf);
+    std::sort(leaves.begin(), leaves.end());
+    leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+    a.nodes = static_cast<int>(nodes.size());
+    a.leaves = static_cast<int>(leaves.size());
+    return;
+  }
   for (std::size_t i = 0; i < a.slots.size(); ++i) {
     const int n = a.slots[i].node;
     bool new_node = true, new_leaf = true;
@@ -301,6 +316,42 @@ void ClusterState::apply(const Allocation& a, int sign) {
     refresh_node_max(nodes_[n]);
     update_node(n);
   }
+}
+
+void ClusterState::set_down(int n) {
+  Node& node = nodes_[n];
+  if (node.down) return;
+  node.down = true;
+  ++down_nodes_;
+  node.withheld = node.gpu_free;
+  node.withheld_cpu = node.cpu_free;
+  node.withheld_mem = node.mem_free;
+  for (int& f : node.gpu_free) {
+    down_milli_ += f;
+    f = 0;
+  }
+  if (node.type >= 0) free_whole_by_type_[node.type] -= node.free_whole;
+  node.cpu_free = 0;
+  node.mem_free = 0;
+  refresh_node_max(node);
+  update_node(n);
+}
+
+void ClusterState::set_up(int n) {
+  Node& node = nodes_[n];
+  if (!node.down) return;
+  node.down = false;
+  --down_nodes_;
+  for (std::size_t g = 0; g < node.gpu_free.size(); ++g) {
+    node.gpu_free[g] += node.withheld[g];
+    down_milli_ -= node.withheld[g];
+  }
+  node.cpu_free += node.withheld_cpu;
+  node.mem_free += node.withheld_mem;
+  node.withheld.clear();
+  refresh_node_max(node);
+  if (node.type >= 0) free_whole_by_type_[node.type] += node.free_whole;
+  update_node(n);
 }
 
 Request make_request(const JobSpec& job, const ClusterState& state, const std::string& trace_file) {

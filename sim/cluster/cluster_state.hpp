@@ -90,6 +90,16 @@ class ClusterState {
 
   void allocate(const Allocation& a);
   void release(const Allocation& a);
+
+  /// Takes node n out of service (a failure, a drain): its free capacity is withheld, so nothing is
+  /// placed on it, until set_up(n) gives it back. Allocations still on it are not touched (the
+  /// engine interrupts their jobs first). Withheld capacity does not count as used.
+  void set_down(int n);
+  void set_up(int n);
+  bool is_down(int n) const { return nodes_[n].down; }
+  int down_nodes() const { return down_nodes_; }
+  /// GPU capacity withheld by down nodes, thousandths of a GPU.
+  long long down_milli() const { return down_milli_; }
   /// Fill in nodes/leaves/cpu/mem of an allocation built from slots.
   void finalize(const Request& r, Allocation& a) const;
 
@@ -102,6 +112,10 @@ class ClusterState {
     double mem_free = 0;
     int type = -1;
     int leaf = 0;
+    bool down = false;
+    std::vector<int> withheld;  ///< while down: the free thousandths per GPU it had
+    double withheld_cpu = 0;
+    double withheld_mem = 0;
   };
   struct Agg {  ///< segment-tree maxima over a range of nodes
     int max_whole = -1;
@@ -137,6 +151,8 @@ class ClusterState {
   int leaves_size_ = 1;
   int total_gpus_ = 0;
   long long used_milli_ = 0;
+  int down_nodes_ = 0;
+  long long down_milli_ = 0;
 };
 
 /// Translate a job's trace request into a placement request for this cluster (canonical GPU

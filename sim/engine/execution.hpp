@@ -57,6 +57,7 @@ struct Execution {
   double attained_gpu_s = 0;
   double executed_s = 0;
   double preempted_at = -1;
+  double pending_overhead = -1;  ///< set by an interruption: overhead of the next start (-1: the usual)
   int epoch = 0;
   int running_index = -1;  ///< position in the running list (-1 = not running)
 };

@@ -4,7 +4,9 @@
 // start, at the end of each of its phases, and when it leaves its GPUs; the hook steers the job
 // through JobClock. Network fidelity (sim/network/) is one; the engine does not know which is
 // attached. Observers (observer.hpp) only watch; hooks may change timing.
+#include <limits>
 #include <optional>
+#include <vector>
 
 #include "models/job/job_model.hpp"
 #include "sim/cluster/cluster_state.hpp"
@@ -54,6 +56,51 @@ class ExecutionHook {
   /// activity ended. The engine then brings its clock up and calls resume().
   virtual std::optional<JobId> wait(double /*until*/) { return std::nullopt; }
   virtual void resume(JobId /*id*/) {}
+  /// The simulation ended at `time_s`.
+  virtual void on_end(double /*time_s*/) {}
+};
+
+/// What a cluster hook may do (implemented by the engine): everything a JobClock offers, plus
+/// taking nodes out of service and interrupting running jobs.
+class ClusterControl : public JobClock {
+ public:
+  virtual const ClusterState& cluster() const = 0;
+  /// Jobs running now (any order).
+  virtual const std::vector<JobId>& running() const = 0;
+  /// Running jobs holding any resource on node n (in job order).
+  virtual std::vector<JobId> jobs_on_node(int n) const = 0;
+  /// Node n goes out of service: nothing is placed on it until node_up(n). Jobs still on it are not
+  /// touched: interrupt them first.
+  virtual void node_down(int n) = 0;
+  virtual void node_up(int n) = 0;
+  /// Stops running job `id` now, not by the policy's choice (a failure): its progress falls back to
+  /// `done` (its last checkpoint, <= its progress now), it pays `overhead_s` (detection, restart,
+  /// restore) when it next starts instead of the usual restart overhead, and it goes back to the
+  /// scheduler (Scheduler::interrupted). Observers see a preemption.
+  virtual void interrupt(JobId id, double done, double overhead_s) = 0;
+};
+
+/// A cluster hook changes the cluster under the jobs at times of its own: failures and repairs,
+/// maintenance drains. The engine asks it for its next event time and handles that time in the
+/// control loop like any other event (after the phase ends of the instant, before arrivals); its
+/// events keep the simulation going only while jobs are left to run. Hooks are called in the order
+/// they were attached. Like ExecutionHook, the engine does not know what it does.
+class ClusterHook {
+ public:
+  virtual ~ClusterHook() = default;
+  /// Once, after the platform is built and before the first event.
+  virtual void attach(ClusterControl& /*control*/, std::size_t /*jobs*/) {}
+  /// Time of the hook's next event (inf: none).
+  virtual double next_event_s() const { return std::numeric_limits<double>::infinity(); }
+  /// The clock reached next_event_s(): handle every event of this instant.
+  virtual void on_event() {}
+  /// A job started (or restarted), before any execution hook sees it; it may re-time the job
+  /// (e.g. stretch its run time by checkpoint writes).
+  virtual void on_start(JobId /*id*/, const PlacementSummary& /*where*/) {}
+  /// A job leaves its GPUs (finish, preemption or interruption); its progress is up to date.
+  virtual void on_leave(JobId /*id*/) {}
+  /// A job finished.
+  virtual void on_finish(JobId /*id*/) {}
   /// The simulation ended at `time_s`.
   virtual void on_end(double /*time_s*/) {}
 };

@@ -77,6 +77,10 @@ class Scheduler {
   virtual void enqueue(JobId id, const Launcher& launcher) = 0;
   /// A running job finished.
   virtual void finished(JobId /*id*/) {}
+  /// A running job was stopped by a failure, not by the policy (it no longer runs; its progress
+  /// fell back to its last checkpoint). The policy takes it back; by default it is queued like an
+  /// arrival. Policies that track running jobs override it.
+  virtual void interrupted(JobId id, const Launcher& launcher) { enqueue(id, launcher); }
   /// Start (and preempt) whatever the policy wants now.
   virtual void schedule(Launcher& launcher) = 0;
   /// Jobs waiting (including preempted ones).

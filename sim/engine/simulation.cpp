@@ -22,12 +22,13 @@ using detail::Event;
 using detail::RequestKey;
 using detail::RequestKeyHash;
 
-class Simulation::Impl final : public Launcher, public JobClock {
+class Simulation::Impl final : public Launcher, public ClusterControl {
  public:
   explicit Impl(SimulationParts p) : parts_(std::move(p)), state_(parts_.cluster), coloc_(state_) {}
 
   void add_observer(SimObserver& o) { observers_.push_back(&o); }
   void attach(ExecutionHook& h) { hook_ = &h; }
+  void attach(ClusterHook& h) { cluster_hooks_.push_back(&h); }
 
   SimulationResult run() {
     engine_ = start_simgrid({.ptasks = hook_ != nullptr && hook_->needs_ptasks()});
@@ -39,11 +40,13 @@ class Simulation::Impl final : public Launcher, public JobClock {
     }
     if (controller_host == nullptr) throw InputError("", 0, "cluster", "the cluster has no hosts");
     if (hook_ != nullptr) hook_->attach(*this, platform_, parts_.jobs.size());
+    for (auto* ch : cluster_hooks_) ch->attach(*this, parts_.jobs.size());
     prepare();
     simgrid::s4u::Actor::create("controller", controller_host, [this] { control_loop(); });
     engine_->run();
     for (auto* o : observers_) o->on_end(now_);
     if (hook_ != nullptr) hook_->on_end(now_);
+    for (auto* ch : cluster_hooks_) ch->on_end(now_);
     result_.end_time_s = now_;
     return result_;
   }
@@ -140,7 +143,42 @@ class Simulation::Impl final : public Launcher, public JobClock {
   const ClusterState& cluster() const override { return state_; }
   double now() const override { return now_; }
   bool saturated() const override {
-    return !has_cpu_only_ && state_.used_milli() >= static_cast<long long>(state_.total_gpus()) * 1000;
+    return !has_cpu_only_ &&
+           state_.used_milli() + state_.down_milli() >= static_cast<long long>(state_.total_gpus()) * 1000;
+  }
+
+  // --- ClusterControl (for cluster hooks: failures)
+  std::vector<JobId> jobs_on_node(int n) const override {
+    std::vector<JobId> out;
+    for (JobId id : running_)
+      for (const auto& slot : allocations_[at(id)].slots)
+        if (slot.node == n) {
+          out.push_back(id);
+          break;
+        }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void node_down(int n) override { state_.set_down(n); }
+
+  void node_up(int n) override {
+    if (!state_.is_down(n)) return;
+    state_.set_up(n);
+    failed_.clear();  // capacity came back
+  }
+
+  void interrupt(JobId id, double done, double overhead_s) override {
+    Execution& run = runs_[at(id)];
+    if (run.running_index < 0) return;
+    advance(id);
+    leave(id);
+    run.done = std::clamp(done, 0.0, run.done);
+    run.preempted_at = now_;
+    run.pending_overhead = std::max(0.0, overhead_s);
+    ++run.epoch;  // its phase-end event is now stale
+    for (auto* o : observers_) o->on_job_preempted(records_[at(id)]);
+    parts_.scheduler->interrupted(id, *this);
   }
 
   // --- JobClock (for the execution hook)
@@ -165,6 +203,7 @@ class Simulation::Impl final : public Launcher, public JobClock {
     rec.end_s = now_;
     ++result_.completed;
     parts_.scheduler->finished(id);
+    for (auto* ch : cluster_hooks_) ch->on_finish(id);
     for (auto* o : observers_) o->on_job_finished(rec);
   }
 
@@ -210,8 +249,11 @@ class Simulation::Impl final : public Launcher, public JobClock {
     if (restart) {
       ++rec.restarts;
       rec.preempted_s += now_ - run.preempted_at;
-      run.overhead_left =
-          parts_.restart_overhead_s + parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
+      run.overhead_left = run.pending_overhead >= 0
+                              ? run.pending_overhead
+                              : parts_.restart_overhead_s +
+                                    parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
+      run.pending_overhead = -1;
       rec.wasted_gpu_s += run.overhead_left * rec.gpus;
     }
     allocations_[i] = std::move(*alloc);
@@ -223,6 +265,7 @@ class Simulation::Impl final : public Launcher, public JobClock {
           coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
     run.held = false;
     run.target = 1;
+    for (auto* ch : cluster_hooks_) ch->on_start(id, where);
     if (hook_ != nullptr) hook_->on_start(id, where);
     reschedule(id);
     refresh_colocation(neighbours);
@@ -234,6 +277,7 @@ class Simulation::Impl final : public Launcher, public JobClock {
   void leave(JobId id) {
     const auto i = at(id);
     if (hook_ != nullptr) hook_->on_leave(id);
+    for (auto* ch : cluster_hooks_) ch->on_leave(id);
     runs_[i].held = false;
     runs_[i].target = 1;
     state_.release(allocations_[i]);
@@ -340,6 +384,20 @@ class Simulation::Impl final : public Launcher, public JobClock {
     now_ = std::max(now_, t);
   }
 
+  /// Earliest event of the cluster hooks (inf: none).
+  double next_hook_event() const {
+    double t = std::numeric_limits<double>::infinity();
+    for (const auto* ch : cluster_hooks_) t = std::min(t, ch->next_event_s());
+    return t;
+  }
+
+  /// Cluster-hook events matter only while jobs are left: arrivals to come, jobs running, or jobs
+  /// waiting for nodes that are down to come back.
+  bool work_left() const {
+    return next_arrival_ < parts_.jobs.size() || !running_.empty() ||
+           (parts_.scheduler->queued() > 0 && state_.down_nodes() > 0);
+  }
+
   void control_loop() {
     const std::size_t n = parts_.jobs.size();
     constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -352,6 +410,7 @@ class Simulation::Impl final : public Launcher, public JobClock {
       double t = kInf;
       if (next_arrival_ < n) t = parts_.jobs[next_arrival_].submit_s;
       if (!events_.empty()) t = std::min(t, events_.top().time);
+      if (!cluster_hooks_.empty() && work_left()) t = std::min(t, next_hook_event());
       if (t == kInf && (hook_ == nullptr || !hook_->busy())) break;
       wait_until(t);
       while (!events_.empty() && events_.top().time <= now_) {
@@ -359,6 +418,8 @@ class Simulation::Impl final : public Launcher, public JobClock {
         events_.pop();
         if (e.job >= 0 && e.epoch == runs_[at(e.job)].epoch) phase_end(e.job);
       }
+      for (auto* ch : cluster_hooks_)
+        while (ch->next_event_s() <= now_) ch->on_event();
       while (next_arrival_ < n && parts_.jobs[next_arrival_].submit_s <= now_) {
         if (runnable_[next_arrival_] != 0) {
           parts_.scheduler->enqueue(static_cast<JobId>(next_arrival_), *this);
@@ -391,6 +452,7 @@ class Simulation::Impl final : public Launcher, public JobClock {
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   Platform platform_;
   ExecutionHook* hook_ = nullptr;
+  std::vector<ClusterHook*> cluster_hooks_;
   std::vector<SimObserver*> observers_;
   std::vector<Request> requests_;
   std::vector<JobRecord> records_;
@@ -414,6 +476,9 @@ void Simulation::add_observer(SimObserver& observer) {
   impl_->add_observer(observer);
 }
 void Simulation::attach(ExecutionHook& hook) {
+  impl_->attach(hook);
+}
+void Simulation::attach(ClusterHook& hook) {
   impl_->attach(hook);
 }
 SimulationResult Simulation::run() {

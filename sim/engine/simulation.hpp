@@ -53,6 +53,8 @@ class Simulation {
   void add_observer(SimObserver& observer);
   /// Attach the execution hook (at most one; it must outlive run()).
   void attach(ExecutionHook& hook);
+  /// Attach a cluster hook (any number, called in attach order; each must outlive run()).
+  void attach(ClusterHook& hook);
   /// Build the SimGrid platform, run to completion, notify observers.
   SimulationResult run();
 

@@ -72,6 +72,14 @@ class Gavel final : public Scheduler {
 
   void finished(JobId id) override { drop(id); }
 
+  /// A failure stopped it: it stays active, no longer running; the next round re-plans.
+  void interrupted(JobId id, const Launcher&) override {
+    Job& job = jobs_[static_cast<std::size_t>(id)];
+    if (job.type >= 0) --running_count_;
+    job.type = -1;
+    dirty_ = true;
+  }
+
   std::size_t queued() const override { return active_.size() - running_count_; }
 
   void schedule(Launcher& launcher) override {

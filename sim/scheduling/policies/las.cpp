@@ -48,6 +48,11 @@ class Las final : public Scheduler {
     waiting_.insert(NeedQueue::bucket_of(launcher.job(id)), {0.0, id});
   }
 
+  /// A failure stopped it: it waits again under the service it attained.
+  void interrupted(JobId id, const Launcher& launcher) override {
+    waiting_.insert(NeedQueue::bucket_of(launcher.job(id)), {attained(launcher, id), id});
+  }
+
   void schedule(Launcher& launcher) override {
     const double now = launcher.now();
     const bool tick = requested_tick_ >= 0 && now >= requested_tick_ - 1e-9;

@@ -117,6 +117,16 @@ class Tiresias final : public Scheduler {
     if (gittins_ && launcher_ != nullptr) table_.add(launcher_->progress(id).attained_gpu_s);
   }
 
+  /// A failure stopped it: it waits again in its current queue, keyed by its attained service (its
+  /// starvation promotion is armed again when the policy next preempts it).
+  void interrupted(JobId id, const Launcher& launcher) override {
+    State& s = st(id);
+    if (s.running) remove_running(id);
+    s.attained = launcher.progress(id).attained_gpu_s;
+    s.waiting_since = launcher.now();
+    add_waiting(id);
+  }
+
   void schedule(Launcher& launcher) override {
     const double now = launcher.now();
     ++call_;

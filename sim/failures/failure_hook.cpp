@@ -1,0 +1,164 @@
+#include "sim/failures/failure_hook.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "models/reliability/checkpoint.hpp"
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/engine/execution.hpp"
+
+namespace fleetsim {
+
+FailureHook::FailureHook(FailureConfig config) : config_(std::move(config)) {
+  if (!config_.trace.empty())
+    trace_ = std::make_unique<FaultTrace>(
+        fault_trace_readers()
+            .create(config_.trace_format, config_.file, 0, "failures.trace_format")
+            ->read(config_.trace));
+}
+
+FailureHook::~FailureHook() = default;
+
+void FailureHook::attach(ClusterControl& control, std::size_t jobs) {
+  control_ = &control;
+  jobs_.assign(jobs, JobState{});
+  down_.assign(static_cast<std::size_t>(control.cluster().node_count()), 0);
+  process_ = std::make_unique<FailureProcess>(config_, control.cluster(), trace_.get());
+}
+
+const std::string& FailureHook::mapping_note() const {
+  static const std::string kNone;
+  return process_ ? process_->mapping_note() : kNone;
+}
+
+double FailureHook::next_event_s() const {
+  double t = process_->next_s();
+  if (!repairs_.empty()) t = std::min(t, repairs_.top().time_s);
+  return t;
+}
+
+void FailureHook::on_event() {
+  const double now = control_->now();
+  // Repairs before failures of the same instant.
+  while (true) {
+    if (!repairs_.empty() && repairs_.top().time_s <= now && repairs_.top().time_s <= process_->next_s()) {
+      const Repair r = repairs_.top();
+      repairs_.pop();
+      repair(r.node);
+    } else if (process_->next_s() <= now) {
+      fail(process_->pop());
+    } else {
+      return;
+    }
+  }
+}
+
+void FailureHook::count_down(int delta) {
+  const double now = control_->now();
+  down_area_ += nodes_down_ * (now - last_change_);
+  last_change_ = now;
+  nodes_down_ += delta;
+  peak_down_ = std::max(peak_down_, nodes_down_);
+}
+
+void FailureHook::fail(const FailureEvent& e) {
+  std::set<JobId> hit;
+  for (int n : e.nodes)
+    for (JobId id : control_->jobs_on_node(n)) hit.insert(id);
+  double lost_gpu_s = 0;
+  for (JobId id : hit) lost_gpu_s += interrupt(id);
+  const double now = control_->now();
+  for (int n : e.nodes) {
+    if (down_[static_cast<std::size_t>(n)]++ == 0) {
+      control_->node_down(n);
+      count_down(+1);
+    }
+    repairs_.push({std::max(e.repaired_s, now), seq_++, n});
+  }
+  ++failures_;
+  ++by_component_[e.component];
+  rows_.push_back({now, "failure", e.nodes.front(), static_cast<int>(e.nodes.size()), e.component,
+                   static_cast<int>(hit.size()), lost_gpu_s / 3600.0, e.repaired_s});
+}
+
+void FailureHook::repair(int node) {
+  if (--down_[static_cast<std::size_t>(node)] > 0) return;  // still down for another fault
+  control_->node_up(node);
+  count_down(-1);
+  rows_.push_back({control_->now(), "repair", node, 1, "", 0, 0.0, control_->now()});
+}
+
+// Falls the job back to its last checkpoint and hands it back to the scheduler; GPU-s lost.
+double FailureHook::interrupt(JobId id) {
+  control_->advance(id);
+  const Execution& run = control_->execution(id);
+  const JobRecord& rec = control_->record(id);
+  JobState& j = jobs_[static_cast<std::size_t>(id)];
+  const double done = run.done;
+  double saved = j.seg_start;
+  if (j.ckpt_fraction > 0)
+    saved += std::floor((done - j.seg_start) / j.ckpt_fraction + 1e-9) * j.ckpt_fraction;
+  saved = std::clamp(saved, 0.0, done);
+  double restore = config_.restore_s;
+  if (config_.checkpoint_gb_per_gpu > 0 && config_.storage_gb_per_s_per_node > 0 && rec.nodes > 0)
+    restore += config_.checkpoint_gb_per_gpu * rec.gpus / (config_.storage_gb_per_s_per_node * rec.nodes);
+  const double overhead = config_.detection_s + config_.restart_s + restore;
+  const double redone = (done - saved) * run.runtime * rec.gpus;
+  ++j.interruptions;
+  j.redone_gpu_s += redone;
+  j.restart_gpu_s += overhead * rec.gpus;
+  ++interruptions_by_gpus_[static_cast<int>(std::ceil(rec.gpus))];
+  const double lost = redone + overhead * rec.gpus;
+  leaving_ = id;
+  leaving_saved_ = saved;
+  control_->interrupt(id, saved, overhead);
+  leaving_ = -1;
+  return lost;
+}
+
+double FailureHook::write_s(int nodes, double gpus) const {
+  if (config_.checkpoint_gb_per_gpu > 0 && config_.storage_gb_per_s_per_node > 0)
+    return config_.checkpoint_gb_per_gpu * gpus / (config_.storage_gb_per_s_per_node * std::max(1, nodes));
+  return config_.checkpoint_write_s;
+}
+
+double FailureHook::interval_s(int nodes, double write_s) const {
+  if (config_.checkpoint == "fixed") return config_.checkpoint_interval_s;
+  if (config_.checkpoint != "auto") return 0;
+  const double rate = process_->node_rate_per_s() * std::max(1, nodes);
+  return rate > 0 ? daly_interval_s(write_s, 1.0 / rate) : 0;
+}
+
+void FailureHook::on_start(JobId id, const PlacementSummary& where) {
+  Execution& run = control_->execution(id);
+  JobState& j = jobs_[static_cast<std::size_t>(id)];
+  j.seg_start = run.done;
+  j.ckpt_fraction = 0;
+  j.share = 0;
+  const double write = write_s(where.nodes, where.gpus * (where.gpu_milli / 1000.0));
+  const double tau = interval_s(where.nodes, write);
+  j.interval_s = tau;
+  if (!(tau > 0) || !(run.runtime > 0)) return;
+  run.runtime *= (tau + write) / tau;  // every tau of work is followed by a write of `write` s
+  j.ckpt_fraction = (tau + write) / run.runtime;
+  j.share = write / (tau + write);
+}
+
+void FailureHook::on_leave(JobId id) {
+  const Execution& run = control_->execution(id);
+  JobState& j = jobs_[static_cast<std::size_t>(id)];
+  const double saved = leaving_ == id ? leaving_saved_ : run.done;
+  j.ckpt_gpu_s += std::max(0.0, saved - j.seg_start) * run.runtime * j.share * control_->record(id).gpus;
+}
+
+void FailureHook::on_end(double time_s) {
+  end_s_ = time_s;
+  if (control_ != nullptr) {
+    down_area_ += nodes_down_ * (time_s - last_change_);
+    last_change_ = time_s;
+  }
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,110 @@
+#pragma once
+// FailureHook: hardware failures, repair and checkpointing, attached to the engine as a ClusterHook
+// (sim/engine/hooks.hpp); the engine does not know it is there.
+//
+// Model. Failures come from a FailureProcess (generated or a replayed trace). A failure takes its
+// nodes down until repaired; every running job with anything on them is interrupted: its progress
+// falls back to its last completed checkpoint, it goes back to the scheduler, and when it next
+// starts it first pays detection_s + restart_s + restore (restore_s, plus its state over
+// storage_gb_per_s_per_node x its nodes). Checkpoints: a job that checkpoints every tau seconds of
+// work and writes for delta seconds runs (tau + delta) / tau times as long (its run time is
+// stretched when it starts); checkpoint k completes when its work since that start reaches
+// k x tau (so a failure loses the work since then, up to tau + delta of wall time). tau is fixed, or
+// "auto": Daly's optimum for the job's write time and MTTF M = 1 / (nodes x per-node rate). A job
+// preempted by its policy keeps its progress, as without failures.
+#include <map>
+#include <memory>
+#include <ostream>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine/hooks.hpp"
+#include "sim/failures/failure_config.hpp"
+#include "sim/failures/failure_process.hpp"
+
+namespace fleetsim {
+
+class FailureHook final : public ClusterHook {
+ public:
+  /// Reads the fault trace, if any (errors name the trace file and line).
+  explicit FailureHook(FailureConfig config);
+  ~FailureHook() override;
+
+  void attach(ClusterControl& control, std::size_t jobs) override;
+  double next_event_s() const override;
+  void on_event() override;
+  void on_start(JobId id, const PlacementSummary& where) override;
+  void on_leave(JobId id) override;
+  void on_end(double time_s) override;
+
+  /// The checkpoint interval (compute s between checkpoints; 0 = none) and write time of a job on
+  /// `nodes` nodes and `gpus` GPUs.
+  double interval_s(int nodes, double write_s) const;
+  double write_s(int nodes, double gpus) const;
+
+  /// failures.csv: every failure and repair.
+  void write_csv(std::ostream& out) const;
+  /// failure_jobs.csv: per job hit by a failure, its interruptions, losses and ETTR.
+  void write_jobs_csv(std::ostream& out) const;
+  /// The summary.json "failures" block.
+  nlohmann::ordered_json summary() const;
+  /// Set when a trace names more nodes than the cluster has (printed as a warning by the runner).
+  const std::string& mapping_note() const;
+
+ private:
+  struct JobState {
+    double seg_start = 0;      ///< progress when it (re)started
+    double ckpt_fraction = 0;  ///< progress per checkpoint cycle (0: no checkpoints)
+    double share = 0;          ///< share of its running time spent writing checkpoints
+    double interval_s = 0;     ///< last checkpoint interval used
+    int interruptions = 0;
+    double redone_gpu_s = 0;
+    double restart_gpu_s = 0;
+    double ckpt_gpu_s = 0;
+  };
+  struct Row {
+    double time_s;
+    std::string event;  ///< failure | repair
+    int node;
+    int nodes;  ///< nodes the event covers (a domain: all under its leaf)
+    std::string component;
+    int jobs_hit;
+    double gpu_h_lost;
+    double until_s;
+  };
+  struct Repair {
+    double time_s;
+    long seq;
+    int node;
+    bool operator>(const Repair& o) const { return time_s != o.time_s ? time_s > o.time_s : seq > o.seq; }
+  };
+  void fail(const FailureEvent& e);
+  void repair(int node);
+  double interrupt(JobId id);
+  void count_down(int delta);
+
+  FailureConfig config_;
+  std::unique_ptr<FaultTrace> trace_;
+  std::unique_ptr<FailureProcess> process_;
+  ClusterControl* control_ = nullptr;
+  std::vector<JobState> jobs_;
+  std::vector<int> down_;  ///< per node: failures not yet repaired
+  std::priority_queue<Repair, std::vector<Repair>, std::greater<>> repairs_;
+  std::vector<Row> rows_;
+  std::map<std::string, long> by_component_;
+  std::map<int, long> interruptions_by_gpus_;
+  long seq_ = 0;
+  long failures_ = 0;
+  JobId leaving_ = -1;  ///< the job being interrupted, whose progress falls back to leaving_saved_
+  double leaving_saved_ = 0;
+  int nodes_down_ = 0;
+  int peak_down_ = 0;
+  double down_area_ = 0;  ///< node-seconds down
+  double last_change_ = 0;
+  double end_s_ = 0;
+};
+
+}  // namespace fleetsim

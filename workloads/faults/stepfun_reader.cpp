@@ -1,0 +1,103 @@
+// "stepfun": the InfiniteHBD fault trace (StepFun, SIGCOMM 2025; ../shared/data/faults/
+// stepfun-infinitehbd): a JSON array of {node_id, event_time (days from the first event),
+// event_type fault_start | fault_end, fault_type {Level, Class, Desc}}, sorted by time. A fault_end
+// closes the earliest open fault of its node (a node may have two open at once). The component is
+// the Class in lower case with spaces as '-' (e.g. "gpu", "parameter-plane-cable"); a fault never
+// closed lasts until the trace's last event.
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
+#include "workloads/faults/fault_trace.hpp"
+
+namespace fleetsim {
+namespace {
+
+constexpr double kDay = 86400.0;
+
+std::string component_of(const std::string& cls) {
+  std::string c = lower(cls);
+  for (char& ch : c)
+    if (ch == ' ' || ch == '_') ch = '-';
+  return c;
+}
+
+class StepFunReader final : public FaultTraceReader {
+ public:
+  FaultTrace read(const std::string& path) const override {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "", "cannot open the fault trace");
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
+    }
+    if (!doc.is_array()) throw InputError(path, 0, "", "expected a JSON array of fault events");
+    FaultTrace trace;
+    trace.file = path;
+    std::map<std::string, std::vector<std::size_t>> open;  // node -> indices of open faults
+    double last = 0;
+    long index = 0;
+    for (const auto& e : doc) {
+      ++index;
+      auto field = [&](const char* key) -> const nlohmann::json& {
+        if (!e.is_object() || !e.contains(key))
+          throw InputError(path, index, key, "missing in event " + std::to_string(index));
+        return e.at(key);
+      };
+      const auto& node = field("node_id");
+      const auto& time = field("event_time");
+      const auto& type = field("event_type");
+      if (!node.is_string()) throw InputError(path, index, "node_id", "expected a string");
+      if (!time.is_number() || !(time.get<double>() >= 0))
+        throw InputError(path, index, "event_time", "expected a number of days >= 0");
+      if (!type.is_string()) throw InputError(path, index, "event_type", "expected a string");
+      const std::string name = node.get<std::string>();
+      const double t = time.get<double>() * kDay;
+      last = std::max(last, t);
+      const std::string kind = type.get<std::string>();
+      if (kind == "fault_start") {
+        FaultRecord f;
+        f.node = name;
+        f.start_s = t;
+        f.end_s = -1;
+        f.line = index;
+        if (e.contains("fault_type") && e["fault_type"].is_object()) {
+          const auto& ft = e["fault_type"];
+          f.component = component_of(ft.value("Class", "other"));
+          f.detail = ft.value("Desc", "");
+        } else {
+          f.component = "other";
+        }
+        open[name].push_back(trace.faults.size());
+        trace.faults.push_back(std::move(f));
+      } else if (kind == "fault_end") {
+        auto& list = open[name];
+        if (list.empty())
+          throw InputError(path, index, "event_type", "fault_end of node " + name + " with no open fault");
+        FaultRecord& f = trace.faults[list.front()];
+        if (t < f.start_s)
+          throw InputError(path, index, "event_time", "the repair ends before the fault starts");
+        f.end_s = t;
+        list.erase(list.begin());
+      } else {
+        throw InputError(path, index, "event_type", "expected fault_start or fault_end, got '" + kind + "'");
+      }
+    }
+    for (auto& f : trace.faults)
+      if (f.end_s < 0) f.end_s = last;
+    finish_trace(trace);
+    return trace;
+  }
+};
+
+const FaultTraceRegistrar kRegistrar{"stepfun",
+                                     "StepFun InfiniteHBD JSON fault trace (node_id, event_time in days, "
+                                     "fault_start/fault_end, fault_type Class)",
+                                     [] { return std::make_unique<StepFunReader>(); }};
+
+}  // namespace
+}  // namespace fleetsim
