@@ -1,0 +1,147 @@
+#pragma once
+// The engine's implementation class (internal to sim/engine): the event loop and policy interface
+// in simulation.cpp, the views and controls it offers policies and hooks in simulation_views.cpp.
+#include <simgrid/s4u/Engine.hpp>
+
+#include <cmath>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "sim/engine/colocation.hpp"
+#include "sim/engine/execution.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/platform/platform.hpp"
+
+namespace fleetsim {
+
+using detail::Event;
+using detail::RequestKey;
+using detail::RequestKeyHash;
+
+class Simulation::Impl final : public Launcher, public ClusterControl {
+ public:
+  explicit Impl(SimulationParts p) : parts_(std::move(p)), state_(parts_.cluster), coloc_(state_) {}
+
+  void add_observer(SimObserver& o) { observers_.push_back(&o); }
+  void attach(ExecutionHook& h) { hook_ = &h; }
+  void attach(ClusterHook& h) { cluster_hooks_.push_back(&h); }
+
+  SimulationResult run();
+
+  // --- Launcher
+  bool try_start(JobId id) override { return start_with(id, requests_[at(id)]); }
+
+  bool try_start_on(JobId id, int gpu_type) override;
+
+  void preempt(JobId id) override;
+
+  void set_speed(JobId id, double speed) override;
+
+  void wake_at(double t) override {
+    if (t > now_ && std::isfinite(t)) events_.push({t, seq_++, -1, 0});
+  }
+
+  const JobSpec& job(JobId id) const override { return parts_.jobs[at(id)]; }
+
+  JobProgress progress(JobId id) const override;
+
+  std::optional<double> estimated_runtime(JobId id) const override;
+
+  std::optional<double> estimated_runtime_on(JobId id, int gpu_type) const override;
+
+  const std::vector<JobId>& running() const override { return running_; }
+  const ClusterState& cluster() const override { return state_; }
+  double now() const override { return now_; }
+  bool saturated() const override {
+    return !has_cpu_only_ &&
+           state_.used_milli() + state_.down_milli() >= static_cast<long long>(state_.total_gpus()) * 1000;
+  }
+
+  // --- ClusterControl (for cluster hooks: failures)
+  std::vector<JobId> jobs_on_node(int n) const override;
+
+  void node_down(int n) override { state_.set_down(n); }
+
+  void node_up(int n) override;
+
+  void interrupt(JobId id, double done, double overhead_s) override;
+
+  // --- JobClock (for the execution hook)
+  const JobModel& job_model() const override { return *parts_.job_model; }
+  const Allocation& allocation(JobId id) const override { return allocations_[at(id)]; }
+  Execution& execution(JobId id) override { return runs_[at(id)]; }
+  JobRecord& record(JobId id) override { return records_[at(id)]; }
+
+  void advance(JobId id) override { advance_to(runs_[at(id)], now_, records_[at(id)].gpus); }
+
+  void reschedule(JobId id) override;
+
+  void finish(JobId id) override;
+
+ private:
+  static std::size_t at(JobId id) { return static_cast<std::size_t>(id); }
+
+  /// Place and start job `id` with request `r` (its own, or narrowed to one GPU type).
+  bool start_with(JobId id, const Request& r);
+
+  /// The job leaves its GPUs (finish or preemption); progress is up to date.
+  void leave(JobId id);
+
+  /// A job's phase ended: it is done unless the hook continues it.
+  void phase_end(JobId id);
+
+  /// Speed factor of job a while it shares a GPU with job b: the job model's measured pair rate
+  /// where it has one, else the configured execution.colocation_slowdown.
+  double pair_speed(JobId a, JobId b) const;
+
+  /// Re-time running jobs whose co-runners changed.
+  void refresh_colocation(const std::vector<JobId>& jobs);
+
+  PlacementSummary summarize(const Request& r, const Allocation& a) const;
+
+  void remove_running(JobId id);
+
+  void skip(const JobSpec& job, const std::string& why);
+
+  void prepare();
+
+  /// Waits for the next event time `t` (or an activity of the hook) and brings the clock up.
+  void wait_until(double t);
+
+  /// Earliest event of the cluster hooks (inf: none).
+  double next_hook_event() const;
+
+  /// Cluster-hook events matter only while jobs are left: arrivals to come, jobs running, or jobs
+  /// waiting for nodes that are down to come back.
+  bool work_left() const;
+
+  void control_loop();
+
+  SimulationParts parts_;
+  ClusterState state_;
+  Colocation coloc_;
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+  Platform platform_;
+  ExecutionHook* hook_ = nullptr;
+  std::vector<ClusterHook*> cluster_hooks_;
+  std::vector<SimObserver*> observers_;
+  std::vector<Request> requests_;
+  std::vector<JobRecord> records_;
+  std::vector<Allocation> allocations_;
+  std::vector<Execution> runs_;
+  mutable std::vector<double> estimates_;
+  std::vector<char> runnable_;
+  std::vector<JobId> running_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::unordered_set<RequestKey, RequestKeyHash> failed_;
+  std::size_t next_arrival_ = 0;
+  double now_ = 0;
+  long seq_ = 0;
+  bool has_cpu_only_ = false;
+  SimulationResult result_;
+};
+
+}  // namespace fleetsim

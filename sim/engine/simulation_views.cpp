@@ -1,0 +1,167 @@
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/engine/simulation_impl.hpp"
+
+namespace fleetsim {
+
+JobProgress Simulation::Impl::progress(JobId id) const {
+  const Execution& run = runs_[at(id)];
+  const JobRecord& rec = records_[at(id)];
+  JobProgress p;
+  p.running = run.running_index >= 0;
+  p.first_start_s = rec.start_s;
+  p.restarts = rec.restarts;
+  p.preempted_s = rec.preempted_s;
+  double done = run.done, attained = run.attained_gpu_s, executed = run.executed_s;
+  if (p.running) {
+    const double dt = now_ - run.since;
+    const double work_dt = run.held ? 0.0 : std::max(0.0, dt - run.overhead_left);
+    done = std::min(1.0, done + work_dt * run.speed() / run.runtime);
+    if (run.held && hook_ != nullptr) done += hook_->held_progress(id);
+    attained += dt * rec.gpus;
+    executed += dt;
+    p.gpus = rec.gpus;
+    p.expected_end_s = run.since + run.overhead_left + (1.0 - run.done) * run.runtime / run.speed();
+  } else if (run.preempted_at >= 0) {
+    p.preempted_s += now_ - run.preempted_at;
+  }
+  p.remaining_fraction = run.runtime > 0 || p.running ? 1.0 - done : 1.0;
+  p.attained_gpu_s = attained;
+  p.executed_s = executed;
+  return p;
+}
+
+std::optional<double> Simulation::Impl::estimated_runtime(JobId id) const {
+  const auto i = at(id);
+  if (estimates_[i] >= 0) return estimates_[i];
+  // Nominal placement: the first allowed GPU type of the cluster.
+  const Request& r = requests_[i];
+  int type = 0;
+  while (type < state_.type_count() && (r.types & (TypeMask{1} << type)) == 0) ++type;
+  const auto v = estimated_runtime_on(id, type < state_.type_count() ? type : 0);
+  if (v) estimates_[i] = *v;
+  return v;
+}
+
+std::optional<double> Simulation::Impl::estimated_runtime_on(JobId id, int gpu_type) const {
+  const Request& r = requests_[at(id)];
+  if (gpu_type < 0 || gpu_type >= state_.type_count()) return std::nullopt;
+  if (r.gpus > 0 && (r.types & (TypeMask{1} << gpu_type)) == 0) return std::nullopt;
+  PlacementSummary where;  // consolidated: one node where the job fits one
+  where.gpus = r.gpus;
+  where.gpu_milli = r.milli;
+  where.gpu_type = state_.type_name(gpu_type);
+  std::string why;
+  return parts_.job_model->run_time_s(parts_.jobs[at(id)], where, why);
+}
+
+std::vector<JobId> Simulation::Impl::jobs_on_node(int n) const {
+  std::vector<JobId> out;
+  for (JobId id : running_)
+    for (const auto& slot : allocations_[at(id)].slots)
+      if (slot.node == n) {
+        out.push_back(id);
+        break;
+      }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Simulation::Impl::refresh_colocation(const std::vector<JobId>& jobs) {
+  for (JobId j : jobs) {
+    Execution& run = runs_[at(j)];
+    if (run.running_index < 0) continue;
+    const double c =
+        coloc_.speed(j, allocations_[at(j)], [this](JobId a, JobId b) { return pair_speed(a, b); });
+    if (c == run.coloc_speed) continue;
+    advance(j);
+    run.coloc_speed = c;
+    reschedule(j);
+  }
+}
+
+PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation& a) const {
+  PlacementSummary where;
+  where.gpus = r.gpus;
+  where.gpu_milli = r.milli;
+  where.nodes = a.nodes;
+  where.leaves = a.leaves;
+  for (const auto& s : a.slots)
+    if (s.gpu >= 0) {
+      where.gpu_type = state_.type_name(state_.node_type(s.node));
+      break;
+    }
+  return where;
+}
+
+double Simulation::Impl::pair_speed(JobId a, JobId b) const {
+  const auto v =
+      parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], records_[at(a)].gpu_type);
+  return v ? *v : parts_.colocation_slowdown;
+}
+
+void Simulation::Impl::node_up(int n) {
+  if (!state_.is_down(n)) return;
+  state_.set_up(n);
+  failed_.clear();  // capacity came back
+}
+
+void Simulation::Impl::set_speed(JobId id, double speed) {
+  Execution& run = runs_[at(id)];
+  if (run.running_index < 0 || !(speed > 0) || speed == run.policy_speed) return;
+  advance(id);
+  run.policy_speed = speed;
+  reschedule(id);
+}
+
+bool Simulation::Impl::try_start_on(JobId id, int gpu_type) {
+  const Request& full = requests_[at(id)];
+  if (full.gpus == 0) return try_start(id);
+  if (gpu_type < 0 || gpu_type >= state_.type_count()) return false;
+  Request r = full;  // same request, type mask narrowed: its own key in the failed-placement cache
+  r.types &= TypeMask{1} << gpu_type;
+  if (r.types == 0) return false;
+  return start_with(id, r);
+}
+
+void Simulation::Impl::reschedule(JobId id) {
+  Execution& run = runs_[at(id)];
+  ++run.epoch;
+  const double t = phase_end_time(run);
+  if (std::isfinite(t)) events_.push({t, seq_++, id, run.epoch});
+}
+
+void Simulation::Impl::phase_end(JobId id) {
+  if (hook_ != nullptr && hook_->on_phase_end(id)) return;
+  finish(id);
+}
+
+void Simulation::Impl::remove_running(JobId id) {
+  Execution& run = runs_[at(id)];
+  const int pos = run.running_index;
+  const JobId last = running_.back();
+  running_[static_cast<std::size_t>(pos)] = last;
+  runs_[at(last)].running_index = pos;
+  running_.pop_back();
+  run.running_index = -1;
+}
+
+void Simulation::Impl::skip(const JobSpec& job, const std::string& why) {
+  ++result_.skipped;
+  for (auto* o : observers_) o->on_job_skipped(job, why);
+}
+
+double Simulation::Impl::next_hook_event() const {
+  double t = std::numeric_limits<double>::infinity();
+  for (const auto* ch : cluster_hooks_) t = std::min(t, ch->next_event_s());
+  return t;
+}
+
+bool Simulation::Impl::work_left() const {
+  return next_arrival_ < parts_.jobs.size() || !running_.empty() ||
+         (parts_.scheduler->queued() > 0 && state_.down_nodes() > 0);
+}
+
+}  // namespace fleetsim
