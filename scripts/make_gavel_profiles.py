@@ -7,13 +7,20 @@ channels, K = input channels x kernel area); batch-norm as a `mul` pass and acti
 These are approximations of the real models (they ignore pooling, data loading and optimizer
 kernels); `fleetsim` reports how far their predicted iteration times are from Gavel's measured
 throughputs. Run: scripts/make_gavel_profiles.py > scenarios/profiles/gavel.toml
+
+host_ops is the number of framework operators PyTorch dispatches per iteration: each listed forward
+kernel is one operator (conv, batch-norm, ReLU, add, ...), and autograd runs about two per forward
+operator (data and weight gradients), so 3 x the forward operators. The LM's recurrent kernels are
+listed per time step, but PyTorch runs nn.LSTM as one fused cuDNN call: its forward operators are
+counted as the model's modules instead (embedding, dropout, LSTM, dropout, decoder, loss).
 """
 from collections import OrderedDict
 
 
 class Profile:
-    def __init__(self, name, grad_params, overlap=0.5, other_ms=0.0):
+    def __init__(self, name, grad_params, overlap=0.5, other_ms=0.0, forward_ops=None):
         self.name = name
+        self.forward_ops = forward_ops  # None: one operator per listed forward kernel
         self.grad_bytes = 4 * grad_params
         self.overlap = overlap
         self.other_ms = other_ms
@@ -36,6 +43,8 @@ class Profile:
                f"grad_mb = {self.grad_bytes / 1e6:.3f}", f"overlap = {self.overlap}"]
         if self.other_ms:
             out.append(f"other_ms = {self.other_ms}")
+        forward_ops = self.forward_ops or sum(self.kernels.values())
+        out.append(f"host_ops = {3 * forward_ops}")
         out.append("kernels = [")
         for key, count in self.kernels.items():
             op, shape = key[0], dict(key[1:])
@@ -105,7 +114,7 @@ def transformer(batch, seq=32, d=512, heads=8, ff=2048, vocab=10000, layers=6):
 
 def lm(batch, bptt=35, emb=200, hidden=200, layers=2, vocab=33278):
     p = Profile(f"LM (batch size {batch})", vocab * emb * 2 + layers * 4 * hidden * (emb + hidden),
-                overlap=0.3)
+                overlap=0.3, forward_ops=6)
     steps = bptt * layers
     p.add("linear", steps, m=batch, n=4 * hidden, k=emb + hidden)
     p.add("add", steps, b=batch, h=4 * hidden)

@@ -341,8 +341,9 @@ class CalibratedModel final : public CollectiveModel {
       return out;
     }
     if (m == 1) return out;
-    // Hierarchical: the calibrated intra-node collective over g ranks plus the analytic
-    // inter-node exchange of each rank's 1/g shard over its rail NIC.
+    // Several nodes, never measured: the calibrated intra-node collective over g ranks and the
+    // analytic inter-node traffic over the node's NICs (the same NIC term as "nccl-default", so a
+    // calibrated and an uncalibrated system with the same NICs agree once the NIC dominates).
     const int g = (n + m - 1) / m;
     const double t_intra = g > 1 ? intra(sys, d.op, d.bytes, g, 1).value_or(0.0) : 0.0;
     const NodeNet net = node_net(f, g);
@@ -360,8 +361,15 @@ class CalibratedModel final : public CollectiveModel {
         t_inter = d.bytes / net.node_bps + (m - 1) * lat;
         break;
       default:
-        t_inter = bus_factor(d.op, m) * (d.bytes / g) / (net.per_gpu_bps * pp.efficiency) +
+        // NCCL runs one ring over all n ranks (it has no reduce-scatter / all-reduce / all-gather
+        // hierarchy without CollNet): every rank forwards bus_factor(n) x bytes, and all of it
+        // crosses the node's NICs, which its g ranks share. The intra-node hops are pipelined with
+        // the NIC hops, so the slower of the two sets the time, as in the analytic ring.
+        t_inter = bus_factor(d.op, n) * d.bytes / (net.node_bps * pp.efficiency) +
                   (d.op == Collective::all_reduce ? 2 : 1) * (m - 1) * lat;
+        out.seconds = std::max(t_intra, t_inter);
+        out.algorithm = "ring";
+        return out;
     }
     out.seconds = t_intra + t_inter;
     out.algorithm = "hierarchical";

@@ -10,8 +10,10 @@
 //    NICs, tree latency grows with log2(nodes).
 //  - "calibrated": per (system, op, ranks) piecewise latency + bus-bandwidth curves fitted by
 //    fit_collectives() to measured nccl-tests rows; counts between fitted counts are interpolated,
-//    other ops on a calibrated system reuse its all-reduce bus bandwidth, multi-node adds the
-//    analytic inter-node term, and systems it has never seen fall back to "nccl-default".
+//    other ops on a calibrated system reuse its all-reduce bus bandwidth, an unmeasured multi-node
+//    collective takes the slower of the calibrated intra-node part and the analytic ring's traffic
+//    over the node's NICs (all-reduce, all-gather, reduce-scatter; all-to-all, broadcast and
+//    send/recv add the two), and systems it has never seen fall back to "nccl-default".
 //
 // Readers turn nccl-tests output (its stdout table, or the LUT CSV files of shared/data) and aicb
 // Megatron collective logs into CollectiveSample rows.

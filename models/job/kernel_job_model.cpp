@@ -1,10 +1,12 @@
 // "kernels" job model: a job's iteration time on a placement is predicted from its training profile
 // (forward kernels, backward multiple, gradient all-reduce; models/job/training_profile.hpp) by the
 // kernel and collective models, so the same trace can be replayed on another GPU type or fabric.
-//  - Jobs with `steps` (Philly/Gavel traces): run time = steps x iteration time on the placement.
+//  - Jobs with `steps` (Philly/Gavel traces): steps count every worker's iterations (Gavel's unit:
+//    its rate for N GPUs is N workers' steps per second), so run time = steps x iteration / GPUs.
 //  - Jobs with only a duration: the duration was measured on `reference_gpu`, on the fewest nodes the
 //    job fits; run time = duration x iteration(placement) / iteration(reference).
 //  - A job whose model matches no profile cannot be timed (it is skipped with the reason).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -60,7 +62,7 @@ class KernelJobModel final : public JobModel {
       return std::nullopt;
     }
     const double iter = iteration(*p, *gpu, where.gpus, where.nodes);
-    if (job.steps) return *job.steps * iter;
+    if (job.steps) return *job.steps * iter / std::max(1, where.gpus);
     if (!job.duration_s || reference_ == nullptr) {
       why = "no steps, and no duration with a known reference_gpu";
       return std::nullopt;

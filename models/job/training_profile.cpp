@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <ostream>
@@ -75,14 +76,14 @@ class ProfileParser {
   }
 
   TrainingProfile profile(const toml::table& t) {
-    static const std::set<std::string> kKeys = {"name",    "match",   "kernels",  "backward_kernels",
-                                                "grad_mb", "overlap", "other_ms", "backward_factor",
-                                                "gpu"};
+    static const std::set<std::string> kKeys = {"name",    "match",    "kernels",   "backward_kernels",
+                                                "grad_mb", "overlap",  "other_ms",  "backward_factor",
+                                                "gpu",     "host_ops", "host_op_us"};
     for (const auto& [k, v] : t)
       if (kKeys.count(std::string(k.str())) == 0)
         fail(v, "profile." + std::string(k.str()),
              "unknown key; valid: name, match, kernels, backward_kernels, grad_mb, overlap, "
-             "backward_factor, other_ms, gpu");
+             "backward_factor, other_ms, host_ops, host_op_us, gpu");
     TrainingProfile p;
     p.file = file_;
     p.line = line_of(t);
@@ -103,6 +104,8 @@ class ProfileParser {
     p.overlap = number(t, "overlap", path, 0, 0, 1);
     p.backward_factor = number(t, "backward_factor", path, 2, 0, 100);
     p.other_s = number(t, "other_ms", path, 0, 0, 1e9) / 1e3;
+    p.host_ops = number(t, "host_ops", path, 0, 0, 1e9);
+    p.host_op_s = number(t, "host_op_us", path, kHostOpSeconds * 1e6, 0, 1e6) / 1e6;
     if (const toml::node* g = t.get("gpu")) {
       const auto type = g->value<std::string>();
       if (!type) fail(*g, path + ".gpu", "expected a GPU type name");
@@ -277,6 +280,9 @@ void write_profile(std::ostream& out, const TrainingProfile& p) {
   if (p.gpu != nullptr) out << "gpu = " << toml_string(p.gpu->name) << "\n";
   out << "grad_mb = " << num(p.grad_bytes / 1e6) << "\noverlap = " << num(p.overlap)
       << "\nother_ms = " << num(p.other_s * 1e3) << "\n";
+  if (p.host_ops > 0) out << "host_ops = " << num(p.host_ops) << "\n";
+  if (std::abs(p.host_op_s - kHostOpSeconds) > 1e-12)
+    out << "host_op_us = " << num(p.host_op_s * 1e6) << "\n";
   if (p.backward_kernels.empty()) out << "backward_factor = " << num(p.backward_factor) << "\n";
   write_kernels(out, "kernels", p.kernels);
   if (!p.backward_kernels.empty()) write_kernels(out, "backward_kernels", p.backward_kernels);
@@ -313,7 +319,8 @@ IterationTime iteration_time(const TrainingProfile& p, const GpuSpec& gpu, int g
     it.comm_s = collectives.predict(c, fabric).seconds;
   }
   it.exposed_comm_s = std::max(0.0, it.comm_s - p.overlap * it.backward_s);
-  it.total_s = it.forward_s + it.backward_s + it.exposed_comm_s + p.other_s;
+  it.host_s = p.host_ops * p.host_op_s;
+  it.total_s = it.forward_s + it.backward_s + it.exposed_comm_s + it.host_s + p.other_s;
   return it;
 }
 

@@ -3,9 +3,12 @@
 //                  [--throughputs GAVEL.json] [--csv FILE]
 // Iteration time of each training profile (models/job/training_profile.hpp) on each GPU type and
 // placement, as the "kernels" job model predicts it: forward, backward, all-reduce, exposed
-// communication, total. With --throughputs (Gavel's measured table) it also prints the measured
-// iteration time (1 / steps per second) of the same job type and the error, per GPU type and as the
+// communication, host (framework) overhead, total. With --throughputs (Gavel's measured table) it also
+// prints the measured iteration time of the same job type and the error, per GPU type and as the
 // speed-up between GPU types — the what-if a planner asks ("how much faster on V100 than on P100?").
+// Gavel's rate for a job on N GPUs counts the steps of all N workers together (its scheduler splits
+// a round's steps evenly over the workers and sums what they report), each worker running the
+// job type's batch size: one worker's iteration, what the profile predicts, is N / rate.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -62,19 +65,19 @@ int run(const ProfileArgs& a) {
                0};
       if (!a.throughputs.empty())
         if (auto rate = table.rate(lower(g->name), p.name, a.ranks, a.nodes == 1); rate && *rate > 0)
-          r.measured_s = 1 / *rate;
+          r.measured_s = a.ranks / *rate;
       results.push_back(std::move(r));
     }
   }
   if (results.empty()) throw InputError(a.profiles, 0, "--match", "no profile matches '" + a.match + "'");
 
-  std::printf("%-34s %-15s %9s %9s %9s %9s %9s %10s %7s  %s\n", "profile", "gpu", "fwd_ms", "bwd_ms",
-              "comm_ms", "exposed", "iter_ms", "measured", "err%", "label");
+  std::printf("%-34s %-15s %9s %9s %9s %9s %9s %9s %10s %7s  %s\n", "profile", "gpu", "fwd_ms", "bwd_ms",
+              "comm_ms", "exposed", "host_ms", "iter_ms", "measured", "err%", "label");
   std::map<std::string, std::vector<double>> ape;
   for (const auto& r : results) {
-    std::printf("%-34s %-15s %9.3f %9.3f %9.3f %9.3f %9.3f", r.profile.c_str(), r.gpu.c_str(),
+    std::printf("%-34s %-15s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f", r.profile.c_str(), r.gpu.c_str(),
                 r.it.forward_s * 1e3, r.it.backward_s * 1e3, r.it.comm_s * 1e3, r.it.exposed_comm_s * 1e3,
-                r.it.total_s * 1e3);
+                r.it.host_s * 1e3, r.it.total_s * 1e3);
     if (r.measured_s > 0) {
       const double err = 100 * (r.it.total_s / r.measured_s - 1);
       ape[r.gpu].push_back(std::abs(err));
@@ -113,13 +116,13 @@ int run(const ProfileArgs& a) {
     write_atomically(
         a.csv,
         [&](std::ostream& f) {
-          f << "profile,gpu,gpus,nodes,forward_ms,backward_ms,comm_ms,exposed_comm_ms,iteration_ms,measured_"
-               "ms,label\n";
+          f << "profile,gpu,gpus,nodes,forward_ms,backward_ms,comm_ms,exposed_comm_ms,host_ms,iteration_ms,"
+               "measured_ms,label\n";
           for (const auto& r : results)
             f << csv_quote(r.profile) << ',' << r.gpu << ',' << a.ranks << ',' << a.nodes << ','
               << fmt(r.it.forward_s * 1e3) << ',' << fmt(r.it.backward_s * 1e3) << ','
               << fmt(r.it.comm_s * 1e3) << ',' << fmt(r.it.exposed_comm_s * 1e3) << ','
-              << fmt(r.it.total_s * 1e3) << ','
+              << fmt(r.it.host_s * 1e3) << ',' << fmt(r.it.total_s * 1e3) << ','
               << (r.measured_s > 0 ? fmt(r.measured_s * 1e3) : std::string()) << ',' << to_string(r.it.label)
               << '\n';
         },

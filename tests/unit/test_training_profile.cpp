@@ -258,6 +258,16 @@ TEST_CASE("job model kernels: steps x iteration, or the trace duration scaled fr
   auto t = model->run_time_s(job, on_t4, why);
   REQUIRE(t.has_value());
   CHECK(*t == doctest::Approx(1000 * 3 * 2 * kGemmFlops / 8.1e12).epsilon(1e-9));
+  // On 4 GPUs: steps count all workers' iterations (Gavel's unit), so each worker runs a quarter.
+  PlacementSummary on_4 = on_t4;
+  on_4.gpus = 4;
+  job.gpus = 4;
+  const auto shape = model->iteration_shape(job, on_4);
+  REQUIRE(shape.has_value());
+  t = model->run_time_s(job, on_4, why);
+  REQUIRE(t.has_value());
+  CHECK(*t == doctest::Approx(1000 * (shape->compute_s + shape->exposed_comm_s) / 4).epsilon(1e-9));
+  job.gpus = 1;
   // Duration measured on a V100: compute-bound, so it scales by the FP32 peak ratio.
   job.steps.reset();
   job.duration_s = 1000;
