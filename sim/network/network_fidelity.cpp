@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <set>
 
 namespace fleetsim {
 
@@ -29,8 +28,17 @@ int NetworkFabric::link_index(simgrid::s4u::Link* l) {
     links_.push_back(l);
     capacity_.push_back(l->get_bandwidth());
     fatpipe_.push_back(l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE ? 1 : 0);
-    tier_.push_back(link_tier(l->get_name()));
-    load_.push_back(LinkLoad{std::vector<double>(kBins, 0.0), 0, 0});
+    const std::string tier = link_tier(l->get_name());
+    auto t = std::find(tier_names_.begin(), tier_names_.end(), tier);
+    if (t == tier_names_.end()) {
+      t = tier_names_.insert(t, tier);
+      tier_segments_.emplace_back();
+      tier_acc_.push_back(0);
+      tier_hit_.push_back(0);
+    }
+    tier_.push_back(static_cast<int>(t - tier_names_.begin()));
+    load_.emplace_back();
+    hist_.emplace_back(kBins, 0.0);
     users_.emplace_back();
   }
   return it->second;
@@ -64,12 +72,14 @@ void NetworkFabric::remove_job(long id) {
 }
 
 std::vector<long> NetworkFabric::sharers(long id) const {
-  std::set<long> out;
+  std::vector<long> out;
   const Job& j = jobs_.at(id);
   for (const auto& u : j.uses)
     for (long o : users_[static_cast<std::size_t>(u.link)])
-      if (o != id) out.insert(o);
-  return {out.begin(), out.end()};
+      if (o != id) out.push_back(o);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 bool NetworkFabric::shared(long id) const {
@@ -88,6 +98,7 @@ bool NetworkFabric::start(long id, double alone_s, double now) {
   j.ratio = 1;
   inflight_.push_back(j.exec);
   inflight_job_.push_back(id);
+  inflight_ptr_.push_back(&j);
   ++ptasks_;
   return true;
 }
@@ -111,7 +122,8 @@ long NetworkFabric::wait(double until) {
   snapshot(simgrid::s4u::Engine::get_clock(), id);
   inflight_.erase(inflight_.begin() + k);
   inflight_job_.erase(inflight_job_.begin() + k);
-  jobs_.at(id).exec = nullptr;
+  inflight_ptr_[static_cast<std::size_t>(k)]->exec = nullptr;
+  inflight_ptr_.erase(inflight_ptr_.begin() + k);
   return id;
 }
 
@@ -125,6 +137,7 @@ double NetworkFabric::cancel(long id, double now) {
     if (inflight_job_[k] == id) {
       inflight_.erase(inflight_.begin() + static_cast<std::ptrdiff_t>(k));
       inflight_job_.erase(inflight_job_.begin() + static_cast<std::ptrdiff_t>(k));
+      inflight_ptr_.erase(inflight_ptr_.begin() + static_cast<std::ptrdiff_t>(k));
       break;
     }
   j.exec = nullptr;
@@ -136,13 +149,15 @@ double NetworkFabric::flow_bytes(long id) const {
   return it == jobs_.end() ? 0.0 : it->second.flow_bytes;
 }
 
+// Every in-flight ptask's progress since the last snapshot, in inflight_ order, added to the loads
+// of the links it crosses; then each loaded link's segment goes to its histogram and its tier.
 void NetworkFabric::snapshot(double now, long finished) {
   const double dt = now - last_snapshot_;
   last_snapshot_ = now;
   if (!(dt > 0)) return;
-  std::vector<int> touched;
+  touched_.clear();
   for (std::size_t k = 0; k < inflight_.size(); ++k) {
-    Job& j = jobs_.at(inflight_job_[k]);
+    Job& j = *inflight_ptr_[k];
     const double r =
         inflight_job_[k] == finished ? 0.0 : std::clamp(inflight_[k]->get_remaining_ratio(), 0.0, 1.0);
     const double moved = (j.ratio - r) * j.bytes;
@@ -151,20 +166,39 @@ void NetworkFabric::snapshot(double now, long finished) {
     if (!(moved > 0)) continue;
     for (const auto& u : j.uses) {
       const auto l = static_cast<std::size_t>(u.link);
-      if (load_[l].acc == 0) touched.push_back(u.link);
+      if (load_[l].acc == 0) touched_.push_back(u.link);
       load_[l].acc += (fatpipe_[l] != 0 ? 1 : u.count) * moved / dt;
     }
   }
-  std::map<std::string, double> tiers;
-  for (int li : touched) {
+  for (int li : touched_) {
     const auto l = static_cast<std::size_t>(li);
     LinkLoad& ll = load_[l];
-    ll.time_at[bin_of(ll.acc / capacity_[l])] += dt;
+    const int b = static_cast<int>(bin_of(ll.acc / capacity_[l]));
+    if (b != ll.bin) {  // swap the held bin: the same additions, on the same values, as hist_ alone
+      if (ll.bin >= 0) hist_[l][static_cast<std::size_t>(ll.bin)] = ll.held;
+      ll.held = hist_[l][static_cast<std::size_t>(b)];
+      ll.bin = b;
+    }
+    ll.held += dt;
     ll.area += ll.acc * dt;
-    if (fatpipe_[l] == 0) tiers[tier_[l]] += ll.acc;
+    if (fatpipe_[l] == 0) {
+      const auto t = static_cast<std::size_t>(tier_[l]);
+      tier_acc_[t] += ll.acc;
+      tier_hit_[t] = 1;
+    }
     ll.acc = 0;
   }
-  for (const auto& [tier, load] : tiers) tier_segments_[tier].push_back({now - dt, now, load});
+  for (std::size_t t = 0; t < tier_hit_.size(); ++t) {
+    if (tier_hit_[t] == 0) continue;
+    tier_segments_[t].push_back({now - dt, now, tier_acc_[t]});
+    tier_acc_[t] = 0;
+    tier_hit_[t] = 0;
+  }
+}
+
+double NetworkFabric::time_at(std::size_t link, std::size_t b) const {
+  const LinkLoad& ll = load_[link];
+  return ll.bin >= 0 && static_cast<std::size_t>(ll.bin) == b ? ll.held : hist_[link][b];
 }
 
 NetworkReport NetworkFabric::report(double end_s, int buckets) const {
@@ -184,14 +218,15 @@ NetworkReport NetworkFabric::report(double end_s, int buckets) const {
     s.tier = tier;
     s.capacity_Bps = l->get_bandwidth();
     if (it != index_.end() && end_s > 0) {
-      const LinkLoad& ll = load_[static_cast<std::size_t>(it->second)];
+      const auto li = static_cast<std::size_t>(it->second);
+      const LinkLoad& ll = load_[li];
       s.bytes = ll.area;
       s.mean_util = ll.area / end_s / s.capacity_Bps;
       double busy = 0;
-      for (double t : ll.time_at) busy += t;
+      for (std::size_t b = 0; b < kBins; ++b) busy += time_at(li, b);
       double acc = std::max(0.0, end_s - busy);  // idle time sits at utilization 0
       for (std::size_t b = 0; b < kBins && acc < 0.99 * end_s; ++b) {
-        acc += ll.time_at[b];
+        acc += time_at(li, b);
         s.p99_util = static_cast<double>(b) * kBin;
       }
     }
@@ -203,7 +238,11 @@ NetworkReport NetworkFabric::report(double end_s, int buckets) const {
   });
   if (!(end_s > 0) || buckets <= 0) return r;
   const double width = end_s / buckets;
-  for (const auto& [tier, segments] : tier_segments_) {
+  std::map<std::string, std::size_t> tiers;  // by name, as the report lists them
+  for (std::size_t t = 0; t < tier_names_.size(); ++t)
+    if (!tier_segments_[t].empty()) tiers.emplace(tier_names_[t], t);
+  for (const auto& [tier, t] : tiers) {
+    const auto& segments = tier_segments_[t];
     std::vector<double> area(static_cast<std::size_t>(buckets), 0.0);
     for (const auto& seg : segments) {
       for (double from = seg.start; from < seg.end;) {

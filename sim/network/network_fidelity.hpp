@@ -21,6 +21,7 @@
 // result against iteration-by-iteration chunks on contended platforms; the note reports Philly.
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -72,11 +73,14 @@ class NetworkFabric {
     double ratio = 1;       ///< its remaining ratio at the last snapshot
     double flow_bytes = 0;  ///< moved so far, per flow
   };
-  /// Per link: time at each utilization level (bins of kBin) and the load integral.
+  /// Per link, the hot part of its load accounting (one cache line for every snapshot): the load
+  /// integral, the segment's load and the histogram bin last added to, whose value is held here
+  /// (and written back to the link's histogram row when another bin is hit).
   struct LinkLoad {
-    std::vector<double> time_at;
     double area = 0;  ///< integral of bytes/s over time = bytes carried
     double acc = 0;   ///< load in the segment being closed, bytes/s
+    double held = 0;  ///< time at utilization bin `bin` (hist_ holds it while another bin is held)
+    int bin = -1;
   };
   struct TierSegment {
     double start, end, load;  ///< load summed over the tier's links, bytes/s
@@ -86,18 +90,26 @@ class NetworkFabric {
   /// rate, hence each link's load (SimGrid's rates are constant between ptask starts and ends).
   /// `finished`: a job whose ptask just completed (remaining 0).
   void snapshot(double now, long finished = -1);
+  /// Time the link spent at utilization bin `b`.
+  double time_at(std::size_t link, std::size_t b) const;
 
-  std::map<long, Job> jobs_;
+  std::map<long, Job> jobs_;  ///< nodes are stable: inflight_ptr_ points into it
   std::vector<simgrid::s4u::ExecPtr> inflight_;
   std::vector<long> inflight_job_;
-  std::map<simgrid::s4u::Link*, int> index_;
+  std::vector<Job*> inflight_ptr_;
+  std::unordered_map<simgrid::s4u::Link*, int> index_;
   std::vector<simgrid::s4u::Link*> links_;
   std::vector<double> capacity_;
   std::vector<char> fatpipe_;
-  std::vector<std::string> tier_;
-  std::vector<LinkLoad> load_;            ///< per link
-  std::vector<std::vector<long>> users_;  ///< per link: jobs whose ring crosses it
-  std::map<std::string, std::vector<TierSegment>> tier_segments_;
+  std::vector<int> tier_;  ///< per link: index into tier_names_
+  std::vector<std::string> tier_names_;
+  std::vector<LinkLoad> load_;                           ///< per link
+  std::vector<std::vector<double>> hist_;                ///< per link: time at each utilization bin (of kBin)
+  std::vector<std::vector<long>> users_;                 ///< per link: jobs whose ring crosses it
+  std::vector<std::vector<TierSegment>> tier_segments_;  ///< per tier
+  std::vector<int> touched_;                             ///< snapshot scratch: links loaded in the segment
+  std::vector<double> tier_acc_;  ///< snapshot scratch: per tier, load summed over its links
+  std::vector<char> tier_hit_;    ///< snapshot scratch: per tier, a link of it was loaded
   double last_snapshot_ = 0;
   long ptasks_ = 0;
 };

@@ -95,6 +95,12 @@ void BM_network_1k(benchmark::State& state) {
   state.SetLabel(network ? "network" : "delay");
 }
 
+/// Issue 17: 10,000 jobs on 2,048 GPUs (non-blocking fat-tree, 512 arrivals/h), network fidelity.
+void BM_network_2k(benchmark::State& state) {
+  run_scenario(state, std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/network-2k.toml", {});
+  state.SetLabel("network");
+}
+
 }  // namespace
 
 BENCHMARK(BM_openb_default)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
@@ -103,5 +109,6 @@ BENCHMARK(BM_synthetic)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillise
 
 BENCHMARK(BM_network_1k)->Arg(0)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_network_1k)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_network_2k)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 
 BENCHMARK_MAIN();
