@@ -9,7 +9,8 @@ namespace fleetsim::test {
 
 constexpr double kTol = 1e-6;
 
-inline PoolSpec pool(std::string name, int nodes, int gpus, std::string gpu, int cpus, double mem_gib) {
+inline PoolSpec pool(std::string name, int nodes, int gpus, std::string gpu = "V100", int cpus = 64,
+                     double mem_gib = 512) {
   PoolSpec p;
   p.name = std::move(name);
   p.nodes = nodes;
