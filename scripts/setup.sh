@@ -9,6 +9,7 @@ PACKAGES=(
   libboost-graph-dev        # Boost.Graph
   libsimdjson-dev zlib1g-dev  # Kineto trace reader (JSON, .json.gz)
   libeigen3-dev             # Eigen (model fitting)
+  libqhull-dev              # Qhull (Delaunay triangulation: Pollux's LinearND throughput interpolation)
   libfccp-dev               # fast-cpp-csv-parser
   libtomlplusplus-dev       # toml++ (scenarios)
   libcli11-dev              # CLI11 (command line)

@@ -20,6 +20,9 @@ struct PlacementSummary {
   int nodes = 1;         ///< distinct nodes spanned
   int leaves = 1;        ///< distinct leaf switches spanned
   int gpu_milli = 1000;  ///< share of each GPU
+  /// GPUs on each node, in the order the placer used the nodes; empty when not known (an estimate
+  /// before placement).
+  std::vector<int> gpus_per_node;
 };
 
 /// One training iteration of a data-parallel job on a placement, for the network fidelity

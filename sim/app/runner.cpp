@@ -40,6 +40,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   sc.scheduler.options.check_all_used("scheduling policy '" + sc.scheduler.policy + "'");
   sc.scheduler.placement_options.check_all_used("placement policy '" + sc.scheduler.placement + "'");
   parts.restart_overhead_s = sc.execution.restart_overhead_s;
+  parts.start_overhead_s = sc.execution.start_overhead_s;
   parts.restart_s_per_gb = sc.execution.restart_s_per_gb;
   parts.state_gb_per_gpu = sc.execution.state_gb_per_gpu;
   parts.colocation_slowdown = sc.execution.colocation_slowdown;

@@ -60,6 +60,10 @@ const KeyRegistrar kScheduler{{
 const KeyRegistrar kEngine{{
     {"execution", "restart_overhead_s", K::kFloat, "s", "30",
      "fixed checkpoint-restore cost of a preempted job's restart", "", at_least(0)},
+    {"execution", "start_overhead_s", K::kFloat, "s", "0",
+     "cost of a job's first start (launch, data loading) before it makes progress; Pollux's simulator "
+     "charges 30 s on every allocation",
+     "", at_least(0)},
     {"execution", "restart_s_per_gb", K::kFloat, "s/GB", "0", "plus this many seconds per GB of model state",
      "", at_least(0)},
     {"execution", "state_gb_per_gpu", K::kFloat, "GB", "0", "model state per GPU of the job", "",

@@ -83,8 +83,10 @@ bool Simulation::Impl::start_with(JobId id, const Request& r) {
                             : parts_.restart_overhead_s +
                                   parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
     run.pending_overhead = -1;
-    rec.wasted_gpu_s += run.overhead_left * rec.gpus;
+  } else {
+    run.overhead_left = parts_.start_overhead_s;
   }
+  rec.wasted_gpu_s += run.overhead_left * rec.gpus;
   allocations_[i] = std::move(*alloc);
   run.running_index = static_cast<int>(running_.size());
   running_.push_back(id);

@@ -30,6 +30,7 @@ struct SimulationParts {
   std::unique_ptr<Placer> placer;
   std::unique_ptr<JobModel> job_model;
   double restart_overhead_s = 30;  ///< checkpoint-restore cost on restart, s
+  double start_overhead_s = 0;     ///< cost of the first start before progress, s
   double restart_s_per_gb = 0;     ///< plus s per GB of model state
   double state_gb_per_gpu = 0;     ///< model state per GPU, GB
   double colocation_slowdown = 1;  ///< speed factor per co-located job where the model has no pair rate

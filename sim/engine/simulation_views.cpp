@@ -93,6 +93,18 @@ PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation&
       where.gpu_type = state_.type_name(state_.node_type(s.node));
       break;
     }
+  // GPUs per node, nodes in the order the placer first used them.
+  std::vector<int> seen;
+  for (const auto& s : a.slots) {
+    if (s.gpu < 0) continue;
+    const auto it = std::find(seen.begin(), seen.end(), s.node);
+    if (it == seen.end()) {
+      seen.push_back(s.node);
+      where.gpus_per_node.push_back(1);
+    } else {
+      ++where.gpus_per_node[static_cast<std::size_t>(it - seen.begin())];
+    }
+  }
   return where;
 }
 

@@ -10,6 +10,7 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
+#include "models/job/pollux_app.hpp"
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
@@ -48,10 +49,11 @@ JobSpec job(const std::string& model_name, double steps = 100) {
   return j;
 }
 
-/// Run time of `j` on `gpus` T4 GPUs over `nodes` nodes (whole GPUs).
-double seconds(const JobModel& m, const JobSpec& j, int gpus, int nodes, const std::string& gpu = "T4") {
+/// Run time of `j` on `gpus` GPUs over `nodes` nodes (whole GPUs), split per node as `split` when given.
+double seconds(const JobModel& m, const JobSpec& j, int gpus, int nodes, const std::string& gpu = "T4",
+               std::vector<int> split = {}) {
   std::string why;
-  const auto t = m.run_time_s(j, PlacementSummary{gpu, gpus, nodes, 1, 1000}, why);
+  const auto t = m.run_time_s(j, PlacementSummary{gpu, gpus, nodes, 1, 1000, std::move(split)}, why);
   REQUIRE_MESSAGE(t.has_value(), why);
   return *t;
 }
@@ -114,61 +116,78 @@ TEST_CASE("pollux reader: bad rows name file, line and field") {
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("pollux model: measured points, batch interpolation, accumulation and shape averaging") {
+TEST_CASE("pollux model: epochs of efficient progress x measured step time, exact placements") {
   const auto m = model();
-  // 1 GPU, local batch 64: 0.20 s per step.
-  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 1, 1) == doctest::Approx(20));
-  // 1 GPU, local batch 48: halfway between 32 (0.10 s) and 64 (0.20 s).
-  CHECK(seconds(*m, job("cifar10 (batch size 48)"), 1, 1) == doctest::Approx(15));
-  // Below the smallest measured local batch: clamped to it.
-  CHECK(seconds(*m, job("cifar10 (batch size 16)"), 1, 1) == doctest::Approx(10));
-  // 2 GPUs in 1 node, local batch 32: placement "2".
-  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 2, 1) == doctest::Approx(12));
-  // 2 GPUs over 2 nodes: placement "11" (0.30 s).
-  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 2, 2) == doctest::Approx(30));
-  // Local batch 128 > the largest measured (64): one accumulation micro-step of 64 more:
-  // step(64) + 1 x (step(64) - sync(64)) = 0.22 + 0.20 on placement "2".
-  CHECK(seconds(*m, job("cifar10 (batch size 256)"), 2, 1) == doctest::Approx(42));
-  // 4 GPUs over 2 nodes: "13" (0.50 s) and "22" (0.70 s) averaged.
-  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 4, 2) == doctest::Approx(60));
+  // Batch 64 needs 100 / 1 + 100 / 1.6 = 162.5 steps (tests/data/pollux/README.md).
+  // 1 GPU: batch 64 > the smallest (32) on one GPU, so one accumulation micro-step (as the artifact):
+  // 2 x 32 examples, step(32) + (step(32) - sync(32)) = 0.10 + 0.10 s.
+  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 1, 1) == doctest::Approx(162.5 * 0.20));
+  // 2 GPUs in 1 node, local 32: placement "2", 0.12 s.
+  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 2, 1) == doctest::Approx(162.5 * 0.12));
+  // 2 GPUs over 2 nodes: placement "11", 0.30 s.
+  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 2, 2) == doctest::Approx(162.5 * 0.30));
+  // Batch 128 (100 + 100 / (16/7) = 143.75 steps) on "2" at local 64: 0.22 s.
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 2, 1) == doctest::Approx(143.75 * 0.22));
+  // Batch 96 (gain 2: 150 steps) on "11" at local 48: halfway between 0.30 and 0.40 s.
+  CHECK(seconds(*m, job("cifar10 (batch size 96)"), 2, 2) == doctest::Approx(150 * 0.35));
+  // The exact placement string counts, in its smallest rotation: {1, 3} and {3, 1} are "13" (0.50 s),
+  // {2, 2} is "22" (0.70 s).
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 4, 2, "T4", {1, 3}) == doctest::Approx(143.75 * 0.50));
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 4, 2, "T4", {3, 1}) == doctest::Approx(143.75 * 0.50));
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 4, 2, "T4", {2, 2}) == doctest::Approx(143.75 * 0.70));
+  // No split given (an estimate): spread evenly, {2, 2}.
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 4, 2) == doctest::Approx(143.75 * 0.70));
+  // The step count in the trace plays no part: the length is the application's epochs.
+  CHECK(seconds(*m, job("cifar10 (batch size 64)", 7), 2, 1) == doctest::Approx(162.5 * 0.12));
 }
 
-TEST_CASE("pollux model: nodes and replicas interpolated on the grid, clamped at its edges") {
+TEST_CASE("pollux model: unmeasured shapes by LinearND over (nodes, replicas, local batch)") {
   const auto m = model();
-  // 6 GPUs over 4 nodes (local 32): between 2 nodes (replicas clamped to 4: 0.60 s) and 6 nodes
-  // (6 replicas: 1.00 s), weight (4 - 2) / (6 - 2) = 0.5 -> 0.80 s.
-  CHECK(seconds(*m, job("cifar10 (batch size 192)"), 6, 4) == doctest::Approx(80));
-  // 9 GPUs over 6 nodes: between 6 (1.0 s) and 12 replicas (1.2 s) -> 1.1 s.
-  CHECK(seconds(*m, job("cifar10 (batch size 288)"), 9, 6) == doctest::Approx(110));
-  // 12 GPUs over 8 nodes: beyond the largest node count, timed as 6 nodes x 12 replicas.
-  CHECK(seconds(*m, job("cifar10 (batch size 384)"), 12, 8) == doctest::Approx(120));
-  // 8 GPUs in 1 node: beyond 2 measured GPUs per 1 node, timed as 2.
-  CHECK(seconds(*m, job("cifar10 (batch size 256)"), 8, 1) == doctest::Approx(12));
+  // {1, 1, 1}, local 32: on the hull edge from (2 nodes, 2 GPUs: "11", 0.30 s) to (6, 6: 1.0 s, from
+  // scalability.csv), a quarter of the way: 0.475 s. Batch 96: 150 steps.
+  CHECK(seconds(*m, job("cifar10 (batch size 96)"), 3, 3, "T4", {1, 1, 1}) == doctest::Approx(150 * 0.475));
+  // 12 GPUs over 8 nodes lies outside the measured hull (the artifact fails there): the grid,
+  // clamped per axis, times it as 6 nodes x 12 replicas at local 32 (1.2 s). Batch 128 on 12 GPUs:
+  // local ceil(128 / 12) = 11, capped at 128 / 12 -> 10, so it trains at batch 120: gain in epoch 1
+  // 4 / (3 x 32 / 120 + 1) = 20 / 9, 100 + 45 = 145 steps.
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 12, 8, "T4", {2, 2, 2, 2, 1, 1, 1, 1}) ==
+        doctest::Approx(145 * 1.2));
 }
 
 TEST_CASE("pollux model: other GPU types scale the compute part by FP32 peak") {
   const auto m = model();
   const double ratio = find_gpu("T4")->fp32_tflops / find_gpu("V100")->fp32_tflops;
-  // Placement "1", local 64: 0.20 s compute, 0 sync.
-  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 1, 1, "V100") == doctest::Approx(100 * 0.20 * ratio));
+  // Placement "1", 2 x 32 examples: 0.20 s compute, 0 sync.
+  CHECK(seconds(*m, job("cifar10 (batch size 64)"), 1, 1, "V100") == doctest::Approx(162.5 * 0.20 * ratio));
   // Placement "2", local 32: 0.10 s compute + 0.02 s sync (kept).
   CHECK(seconds(*m, job("cifar10 (batch size 64)"), 2, 1, "V100") ==
-        doctest::Approx(100 * (0.10 * ratio + 0.02)));
+        doctest::Approx(162.5 * (0.10 * ratio + 0.02)));
 }
 
-TEST_CASE("pollux model: jobs it cannot time say why") {
-  const auto m = model();
+TEST_CASE("pollux model: jobs it cannot time are input errors naming the trace line") {
+  JobModelParams p;
+  p.settings.set("pollux_profiles", pollux_fixture("profiles"));
+  p.workload.set("path", "w.csv");
+  p.scenario_file = "test.toml";
+  const auto m = job_models().create("pollux", p);
   std::string why;
   CHECK(m->can_time(job("cifar10 (batch size 64)"), why));
-  CHECK_FALSE(m->can_time(job("cifar10"), why));
-  CHECK(contains(why, "no batch size"));
-  CHECK_FALSE(m->can_time(job("bert (batch size 12)"), why));
-  CHECK(contains(why, "no Pollux profile for application 'bert'"));
-  JobSpec no_steps = job("cifar10 (batch size 64)");
-  no_steps.steps.reset();
-  CHECK_FALSE(m->can_time(no_steps, why));
-  CHECK(contains(why, "no step count"));
-  CHECK_FALSE(m->run_time_s(job("cifar10 (batch size 64)"), PlacementSummary{"T4", 1, 1, 1, 500}, why));
+  JobSpec j = job("cifar10");
+  j.source_line = 7;
+  std::string msg = error_of([&] { m->can_time(j, why); });
+  CHECK(contains(msg, "w.csv:7"));
+  CHECK(contains(msg, "no batch size"));
+  j.model = "bert (batch size 12)";
+  msg = error_of([&] { m->can_time(j, why); });
+  CHECK(contains(msg, "no Pollux profile for application 'bert' (profiles: cifar10, ncf)"));
+  j.model = "cifar10 (batch size 256)";
+  msg = error_of([&] { m->can_time(j, why); });
+  CHECK(contains(msg, "w.csv:7"));
+  CHECK(contains(msg, "batch_size"));
+  CHECK(contains(msg, "outside its profiled range 32..128"));
+  j.model = "cifar10 (batch size 16)";
+  CHECK(contains(error_of([&] { m->can_time(j, why); }), "outside its profiled range"));
+  CHECK_FALSE(m->run_time_s(job("cifar10 (batch size 64)"), PlacementSummary{"T4", 1, 1, 1, 500, {}}, why));
   CHECK(contains(why, "shared GPUs"));
 }
 
@@ -194,8 +213,9 @@ TEST_CASE("pollux model: a bad profiles folder is an input error") {
 }
 
 TEST_CASE("pollux end to end: fixture workload on one 4-GPU T4 node (hand-derived times)") {
-  // a: t=0, 1 GPU, 78,200 steps x 0.20 s = 15,640 s. n: t=5, 1 GPU, 1,520 x 0.02 s = 30.4 s.
-  // b: t=10, 2 GPUs in the node (local 32, 0.12 s): 78,200 x 0.12 = 9,384 s. All fit at once.
+  // a: t=0, 1 GPU, 162.5 steps x 0.20 s = 32.5 s. n: t=5, 1 GPU, 1,000 steps x 0.02 s = 20 s.
+  // b: t=10, 2 GPUs in the node (placement "2", local 32, 0.12 s): 162.5 x 0.12 = 19.5 s. All fit at
+  // once.
   const auto dir = test::temp_dir("pollux-e2e");
   const std::string toml =
       "[cluster]\n[[cluster.pool]]\nname = \"t4\"\nnodes = 1\ngpus_per_node = 4\ngpu = \"T4\"\n"
@@ -214,10 +234,10 @@ TEST_CASE("pollux end to end: fixture workload on one 4-GPU T4 node (hand-derive
   CHECK(summary["completed"] == 3);
   auto jobs = test::read_jobs_csv(dir / "out" / "jobs.csv");
   CHECK(jobs["a"].start == 0);
-  CHECK(jobs["a"].end == doctest::Approx(15640));
-  CHECK(jobs["n"].end == doctest::Approx(35.4));
+  CHECK(jobs["a"].end == doctest::Approx(32.5));
+  CHECK(jobs["n"].end == doctest::Approx(25));
   CHECK(jobs["b"].start == 10);
-  CHECK(jobs["b"].end == doctest::Approx(9394));
+  CHECK(jobs["b"].end == doctest::Approx(29.5));
   std::filesystem::remove_all(dir);
 }
 
@@ -241,8 +261,47 @@ TEST_CASE("real data: Pollux workload-1 and the measured profiles") {
     CHECK(t > 0);
     CHECK(t < 24 * 3600.0);
   }
-  // A measured point is returned as measured: cifar10, placement "1", local batch 32 (first row).
-  CHECK(seconds(*m, job("cifar10 (batch size 32)", 1), 1, 1) == doctest::Approx(0.0427886962890625));
-  // ncf's only trace shape: 1 GPU at batch 32,768 (last ncf row of placement "1").
-  CHECK(seconds(*m, job("ncf (batch size 32768)", 1), 1, 1) == doctest::Approx(0.02131553226047092));
+  // A job's run time is its epochs' efficient progress over the gain, times the step: cifar10 at its
+  // smallest batch (128: gain 1) on 1 GPU, placement "1" at local 128 (last row of placement "1").
+  const PolluxApplication app =
+      PolluxApplication::load(test::shared_data(profiles) + "/cifar10", "test.toml");
+  CHECK(app.epochs() == 100);
+  CHECK(app.init_batch() == 128);
+  CHECK(app.max_batch() == 4096);
+  CHECK(app.gain(128, 3) == doctest::Approx(1));
+  const double step = app.step_times({1}, 128).step;
+  CHECK(seconds(*m, job("cifar10 (batch size 128)"), 1, 1) == doctest::Approx(app.progress(100) * step));
+}
+
+TEST_CASE("real data: step times equal Pollux's simulator (scipy LinearND) on unmeasured placements") {
+  const std::string profiles = "throughputs/pollux-profiles";
+  test::require_shared(profiles);
+  // Golden values: the artifact's Application.get_throughput (applications.py, scipy 1.10), run on the
+  // same profiles. Placements with 5+ nodes (or strings never measured) go through LinearND.
+  struct Case {
+    const char* app;
+    std::vector<int> placement;
+    double local, step, sync;
+  };
+  const std::vector<Case> cases = {
+      {"imagenet", {4, 4, 4, 4, 4, 4}, 100, 0.63682545563753923, 0.1015146131739896},
+      {"imagenet", {4, 4, 4, 4, 4, 4, 4, 4}, 150, 0.82146752576033277, 0.071934691834449754},
+      {"imagenet", {2, 4, 4, 4, 4, 4, 4}, 128, 0.72759664307037986, 0.07134805980523419},
+      {"cifar10", {1, 1, 1, 1, 1}, 64, 0.14144494533538809, 0.08326851921081535},
+      {"cifar10", std::vector<int>(16, 4), 64, 0.30169918537139889, 0.24091715087890619},
+      {"bert", {2, 1, 1, 1, 1}, 12, 1.6290828411777813, 0.76123847770690922},
+      {"deepspeech2", {3, 3, 3, 3, 3}, 20, 1.2586505487561226, 0.49129448151588428},
+      {"cifar10", {1, 3, 2}, 100, 0.14815153385463509, 0.068059274934467492},
+      {"yolov3", {4, 4}, 8, 1.6367916762828827, 1.2665243377685549},
+  };
+  std::map<std::string, PolluxApplication> apps;
+  for (const auto& c : cases) {
+    if (apps.count(c.app) == 0)
+      apps.emplace(c.app, PolluxApplication::load(test::shared_data(profiles) + "/" + c.app, "test.toml"));
+    const PolluxStepTimes t = apps.at(c.app).step_times(c.placement, c.local);
+    CAPTURE(c.app);
+    CAPTURE(c.local);
+    CHECK(t.step == doctest::Approx(c.step).epsilon(1e-9));
+    CHECK(t.sync == doctest::Approx(c.sync).epsilon(1e-9));
+  }
 }

@@ -5,24 +5,15 @@
 // types, because the "pollux" job model needs it (local batch = batch_size / replicas) and JobSpec has no
 // batch-size field. Columns are found by name, in any order; extra columns are ignored.
 //
-// ASSUMPTION — the job length. Pollux's workloads do not record how long a job is: its simulator trains
-// each job until a per-application number of epochs (max_epochs in the artifact's applications.py), with a
-// batch size and progress that its own scheduler adapts (goodput, statistical efficiency). fleetsim runs
-// every job at its trace batch size, unchanged, so we take
+// Job length in steps (JobSpec::steps): an estimate for job models that count steps. The "pollux" job
+// model does not use it: it trains each job for its application's epochs of statistically efficient
+// progress, as Pollux's simulator does (models/job/pollux_model.cpp). The estimate is
 //     steps = epochs(application) * ceil(examples per epoch(application) / batch_size)
-// with the artifact's epoch counts and each data set's size (the size implied by the artifact's own
-// validation traces, iterations per epoch x batch size, agrees with the public figure):
-//   application  epochs  examples per epoch   data set
-//   bert              2        88,641         SQuAD v1.1 train, as 384-token windows (7,387 steps/epoch at
-//   12) cifar10         100        50,000         CIFAR-10 train deepspeech2      80         7,200 CMU-ARCTIC
-//   utterances: an ESTIMATE (45 steps/epoch at 160) imagenet         90     1,281,167         ImageNet-1k
-//   train ncf              10     4,970,845         MovieLens-1M: 994,169 positives x (1 + 4 sampled
-//   negatives) yolov3           50        16,551         PASCAL VOC 2007+2012 trainval
-// This is NOT what Pollux's simulator does: it ignores statistical efficiency (a fixed batch needs the
-// same steps whatever the scale) and the artifact's per-batch-size iteration counts, which are larger
-// for big batches (their traces warm up at small batches, e.g. cifar10 at 2048: 3,178 iterations in 100
-// epochs against our 2,500). Treat absolute JCTs as indicative; comparisons between policies on the same
-// assumption are what the workload is good for.
+// with the artifact's epoch counts (max_epochs in applications.py) and each data set's size:
+//   bert 2 x 88,641 (SQuAD v1.1 train as 384-token windows), cifar10 100 x 50,000, deepspeech2 80 x 7,200
+//   (CMU-ARCTIC utterances: an ESTIMATE), imagenet 90 x 1,281,167, ncf 10 x 4,970,845 (MovieLens-1M
+//   positives with 4 sampled negatives each), yolov3 50 x 16,551 (PASCAL VOC 2007+2012 trainval).
+// It ignores statistical efficiency (a large batch needs more steps than this).
 #include <array>
 #include <cmath>
 #include <memory>

@@ -1,0 +1,55 @@
+// Peer fidelity (issue 13, item 3): the Tiresias baseline of Pollux (OSDI'21) on its workloads, against
+// the mean JCTs Pollux's own simulator gives (petuum/adaptdl, branch osdi21-artifact,
+// simulator/results-jobload/tiresias-1.0/summary.json; the same numbers when its simulator is rerun).
+// scenarios/pollux.toml (tiresias-pollux, most-free, 30 s per allocation, the pollux job model) on
+// workloads 1-5 of ../shared/data/traces/pollux-workloads. The issue's bar is 5%; fleetsim is within
+// 0.4% on all five, so each case asserts 1% to catch a regression. Needs ../shared (skips otherwise).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "tests/test_util.hpp"
+
+using namespace fleetsim;
+
+namespace {
+
+double mean_jct(int workload) {
+  const std::string trace = "traces/pollux-workloads/workload-" + std::to_string(workload) + ".csv";
+  test::require_shared(trace);
+  test::require_shared("throughputs/pollux-profiles");
+  const auto dir = test::temp_dir("pollux-peer-" + std::to_string(workload));
+  const Scenario sc =
+      load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/pollux.toml",
+                    {"workload.path=" + test::shared_path(trace),
+                     "execution.pollux_profiles=" + test::shared_path("throughputs/pollux-profiles"),
+                     "output.dir=" + (dir / "out").string()});
+  RunOptions opt;
+  opt.quiet = true;
+  const auto summary = run_scenario(sc, opt).summary;
+  CHECK(summary["completed"] == 160);
+  CHECK(summary["skipped"] == 0);
+  std::filesystem::remove_all(dir);
+  return summary["mean_jct_s"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("pollux peer: tiresias on workload 1 within 1% of Pollux's simulator (2473.65 s)") {
+  CHECK(mean_jct(1) == doctest::Approx(2473.65).epsilon(0.01));
+}
+TEST_CASE("pollux peer: tiresias on workload 2 within 1% of Pollux's simulator (5144.96 s)") {
+  CHECK(mean_jct(2) == doctest::Approx(5144.96).epsilon(0.01));
+}
+TEST_CASE("pollux peer: tiresias on workload 3 within 1% of Pollux's simulator (3876.26 s)") {
+  CHECK(mean_jct(3) == doctest::Approx(3876.26).epsilon(0.01));
+}
+TEST_CASE("pollux peer: tiresias on workload 4 within 1% of Pollux's simulator (3280.26 s)") {
+  CHECK(mean_jct(4) == doctest::Approx(3280.26).epsilon(0.01));
+}
+TEST_CASE("pollux peer: tiresias on workload 5 within 1% of Pollux's simulator (3501.01 s)") {
+  CHECK(mean_jct(5) == doctest::Approx(3501.01).epsilon(0.01));
+}
