@@ -58,6 +58,9 @@ class JobModel {
                                                         const PlacementSummary& /*where*/) const {
     return std::nullopt;
   }
+  /// Elastic jobs: the most GPUs this job can use when a policy sizes it (e.g. its batch over the
+  /// smallest per-GPU batch); nullopt = no limit from the model.
+  virtual std::optional<int> max_gpus(const JobSpec& /*job*/) const { return std::nullopt; }
   /// Speed factor (0, 1] of `job` while it shares a GPU of type `gpu_type` with `other`, if the
   /// model has a measurement for the pair; nullopt = use the scenario's configured factor.
   virtual std::optional<double> colocated_speed(const JobSpec& /*job*/, const JobSpec& /*other*/,

@@ -69,7 +69,9 @@ std::vector<int> even_split(int gpus, int nodes) {
 
 class PolluxModel final : public JobModel {
  public:
-  explicit PolluxModel(const JobModelParams& p) : trace_file_(p.workload.text("path", "")) {
+  explicit PolluxModel(const JobModelParams& p)
+      : trace_file_(p.workload.text("path", "")), one_gpu_(p.settings.texts("pollux_one_gpu", {"ncf"})) {
+    for (auto& a : one_gpu_) a = lower(a);
     const std::string folder = p.settings.text("pollux_profiles", "");
     if (folder.empty())
       throw InputError(p.scenario_file, 0, "execution.pollux_profiles",
@@ -128,6 +130,15 @@ class PolluxModel final : public JobModel {
     return steps * step_s;
   }
 
+  /// Elastic jobs: the batch over the smallest measured per-GPU batch (the artifact's Optimus limit);
+  /// 1 for the applications of execution.pollux_one_gpu.
+  std::optional<int> max_gpus(const JobSpec& job) const override {
+    long batch = 0;
+    const PolluxApplication& app = resolve(job, batch);
+    if (std::find(one_gpu_.begin(), one_gpu_.end(), app.name()) != one_gpu_.end()) return 1;
+    return static_cast<int>(std::clamp(batch / std::max(1L, app.min_local()), 1L, 1'000'000L));
+  }
+
   bool can_time(const JobSpec& job, std::string& /*why*/) const override {
     long batch = 0;
     resolve(job, batch);
@@ -157,6 +168,7 @@ class PolluxModel final : public JobModel {
   }
 
   std::string trace_file_;
+  std::vector<std::string> one_gpu_;
   std::map<std::string, PolluxApplication> apps_;
   std::string names_;
   double profiled_fp32_ = 0;
@@ -165,6 +177,9 @@ class PolluxModel final : public JobModel {
 const KeyRegistrar kKeys{{
     {"execution", "pollux_profiles", KeyKind::kPath, "", "",
      "folder of Pollux profiles: <application>/placements.csv, scalability.csv, validation-<B>.csv",
+     "pollux"},
+    {"execution", "pollux_one_gpu", KeyKind::kStringArray, "", "[\"ncf\"]",
+     "applications a policy that sizes jobs (optimus) keeps on one GPU (Pollux's simulator pins ncf)",
      "pollux"},
 }};
 

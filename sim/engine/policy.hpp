@@ -44,6 +44,11 @@ class Launcher {
   /// cluster().type_name(); intersected with the job's own allowed types). false if the job is not
   /// allowed there or does not fit there now. CPU-only jobs ignore the type.
   virtual bool try_start_on(JobId id, int gpu_type) = 0;
+  /// Elastic jobs: like try_start, but on `gpus` whole GPUs instead of the trace's count (CPU and
+  /// memory per GPU as in the trace), for policies that size jobs themselves (optimus). The job model
+  /// times the job on what it got; a job stopped and started on another count keeps its share of
+  /// work done. false for fractional-GPU and CPU-only jobs, gpus < 1, or when it does not fit now.
+  virtual bool try_start_scaled(JobId id, int gpus) = 0;
   /// Stop a running job now, releasing its resources and keeping its progress (checkpoint); it
   /// pays the checkpoint-restore cost when restarted. The policy keeps it in its own queue.
   virtual void preempt(JobId id) = 0;
@@ -61,6 +66,12 @@ class Launcher {
   /// not use that type or the model cannot time it there. Heterogeneity-aware policies use it, so
   /// they see the very job model the simulation runs.
   virtual std::optional<double> estimated_runtime_on(JobId id, int gpu_type) const = 0;
+  /// Elastic jobs: the run time alone on `gpus` whole GPUs of its first allowed type, packed onto
+  /// full nodes (the last one partly), from the job model; nullopt if it cannot time that.
+  virtual std::optional<double> estimated_runtime_scaled(JobId id, int gpus) const = 0;
+  /// Elastic jobs: the most GPUs the job can use (its job model's limit, e.g. the pollux model's
+  /// batch over the smallest per-GPU batch; the trace's count when the model sets none).
+  virtual int max_gpus(JobId id) const = 0;
   /// Jobs running now (any order).
   virtual const std::vector<JobId>& running() const = 0;
   virtual const ClusterState& cluster() const = 0;

@@ -36,6 +36,8 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
   bool try_start_on(JobId id, int gpu_type) override;
 
+  bool try_start_scaled(JobId id, int gpus) override;
+
   void preempt(JobId id) override;
 
   void set_speed(JobId id, double speed) override;
@@ -51,6 +53,10 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   std::optional<double> estimated_runtime(JobId id) const override;
 
   std::optional<double> estimated_runtime_on(JobId id, int gpu_type) const override;
+
+  std::optional<double> estimated_runtime_scaled(JobId id, int gpus) const override;
+
+  int max_gpus(JobId id) const override;
 
   const std::vector<JobId>& running() const override { return running_; }
   const ClusterState& cluster() const override { return state_; }

@@ -138,6 +138,43 @@ bool Simulation::Impl::try_start_on(JobId id, int gpu_type) {
   return start_with(id, r);
 }
 
+bool Simulation::Impl::try_start_scaled(JobId id, int gpus) {
+  const Request& full = requests_[at(id)];
+  if (full.gpus <= 0 || !full.whole() || gpus < 1) return false;
+  if (gpus == full.gpus) return try_start(id);
+  Request r = full;
+  const double scale = static_cast<double>(gpus) / full.gpus;
+  r.gpus = gpus;
+  r.cpu_milli = full.cpu_milli * scale;
+  r.memory_mib = full.memory_mib * scale;
+  return start_with(id, r);
+}
+
+std::optional<double> Simulation::Impl::estimated_runtime_scaled(JobId id, int gpus) const {
+  const Request& r = requests_[at(id)];
+  if (r.gpus <= 0 || !r.whole() || gpus < 1) return std::nullopt;
+  int type = 0;
+  while (type < state_.type_count() && (r.types & (TypeMask{1} << type)) == 0) ++type;
+  if (type >= state_.type_count()) return std::nullopt;
+  int per_node = 0;
+  for (int n = 0; n < state_.node_count() && per_node == 0; ++n)
+    if (state_.node_type(n) == type) per_node = state_.node_gpus(n);
+  if (per_node <= 0) return std::nullopt;
+  PlacementSummary where;
+  where.gpus = gpus;
+  where.gpu_type = state_.type_name(type);
+  for (int left = gpus; left > 0; left -= per_node) where.gpus_per_node.push_back(std::min(left, per_node));
+  where.nodes = static_cast<int>(where.gpus_per_node.size());
+  std::string why;
+  return parts_.job_model->run_time_s(parts_.jobs[at(id)], where, why);
+}
+
+int Simulation::Impl::max_gpus(JobId id) const {
+  const JobSpec& j = parts_.jobs[at(id)];
+  const auto m = parts_.job_model->max_gpus(j);
+  return m ? std::max(1, *m) : std::max(1, j.gpus);
+}
+
 void Simulation::Impl::reschedule(JobId id) {
   Execution& run = runs_[at(id)];
   ++run.epoch;

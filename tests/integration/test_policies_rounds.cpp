@@ -2,9 +2,13 @@
 // platforms with completion times derived by hand. One simulation per TEST_CASE.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
+#include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
+#include "tests/test_util.hpp"
 
 using namespace fleetsim;
 
@@ -60,4 +64,40 @@ TEST_CASE("most-free: the most free node first (worst fit), greedy spread when n
   CHECK(s.jobs["T"].nodes == 1);
   CHECK(s.jobs["U"].nodes == 2);
   CHECK(s.jobs["U"].start == doctest::Approx(2));
+}
+
+TEST_CASE("optimus: elastic GPU counts by marginal gain, resized jobs restart (pollux fixture model)") {
+  // tests/data/pollux: cifar10 at batch 64 takes T(1) = 162.5 steps x 0.20 s = 32.5 s on 1 GPU and
+  // T(2) = 162.5 x 0.12 = 19.5 s on 2 GPUs of one node; at most 64 / 32 = 2 GPUs (smallest local batch
+  // 32). One node of 4 GPUs, three such jobs at t = 0, 30 s per allocation.
+  // Round 60: one GPU each, the last GPU to the first largest gain 13 x 1 -> j1 (2 GPUs): 60 + 30 +
+  // 19.5 = 109.5. j2, j3 on one GPU each run 30 s of their 32.5 s by round 120, where j1 is done and
+  // each gets a second GPU (gain 13 x 2.5 / 32.5 > 0): both restart, 30 s + the 1/13 left of 19.5 s =
+  // 1.5 s -> 151.5 (Optimus ignores the restart cost, as in Pollux's simulator).
+  const auto dir = test::temp_dir("optimus");
+  test::write_file(dir / "w.csv",
+                   "name,time,application,num_replicas,batch_size\nj1,0,cifar10,1,64\nj2,0,cifar10,1,64\n"
+                   "j3,0,cifar10,1,64\n");
+  const std::string fixture = std::string(FLEETSIM_SOURCE_DIR) + "/tests/data/pollux/profiles";
+  const std::string toml =
+      "[cluster]\n[[cluster.pool]]\nname = \"t4\"\nnodes = 1\ngpus_per_node = 4\ngpu = \"T4\"\n"
+      "[workload]\nformat = \"pollux\"\npath = \"w.csv\"\n[execution]\njob_model = \"pollux\"\n"
+      "pollux_profiles = \"" +
+      fixture +
+      "\"\nstart_overhead_s = 30\nrestart_overhead_s = 30\n[scheduler]\npolicy = \"optimus\"\n"
+      "placement = \"most-free\"\n[output]\ndir = \"out\"\n";
+  const Scenario sc = parse_scenario(toml, (dir / "o.toml").string(), dir.string());
+  RunOptions opt;
+  opt.quiet = true;
+  run_scenario(sc, opt);
+  auto jobs = test::read_jobs_csv(dir / "out" / "jobs.csv");
+  CHECK(jobs["j1"].start == doctest::Approx(60));
+  CHECK(jobs["j1"].end == doctest::Approx(109.5));
+  CHECK(jobs["j1"].gpus == 2);
+  CHECK(jobs["j1"].restarts == 0);
+  CHECK(jobs["j2"].end == doctest::Approx(151.5));
+  CHECK(jobs["j3"].end == doctest::Approx(151.5));
+  CHECK(jobs["j2"].gpus == 2);
+  CHECK(jobs["j2"].restarts == 1);
+  std::filesystem::remove_all(dir);
 }
