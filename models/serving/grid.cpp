@@ -1,5 +1,5 @@
-// Grid (monotone multilinear tables), piecewise-linear lookup and the YAML subset reader used by
-// the serving step model (serving_tables.hpp).
+// Grid (monotone multilinear tables), piecewise-linear lookup, the skew-fit alpha lookup and the
+// YAML subset reader used by the serving step model (serving_tables.hpp).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -88,6 +88,53 @@ double piecewise_linear(const std::vector<std::pair<double, double>>& points, do
   const auto& [x0, y0] = points[i];
   const auto& [x1, y1] = points[i + 1];
   return y0 + (x - x0) / (x1 - x0) * (y1 - y0);
+}
+
+// ---- Skew fit ----
+
+namespace {
+
+// Buckets are (bins[i], bins[i + 1]]; past the last edge the last one.
+std::size_t bucket_index(const std::vector<double>& bins, const std::vector<std::string>& labels, double v) {
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    if (v <= bins[i + 1]) return i;
+  return labels.size() - 1;
+}
+
+}  // namespace
+
+double SkewFit::alpha(int prefill_chunk, int n_decode, double skew_rate, double kv_big,
+                      double kv_prefill) const {
+  if (!enabled) return 0;
+  double a = alpha_default;
+  if (!prefill_chunks.empty()) {
+    // The bucket table's nearest prefill chunk (log scale); no prefill only matches pc 0.
+    int pc = prefill_chunks.front();
+    double best = 1e300;
+    for (const int c : prefill_chunks) {
+      if ((c == 0) != (prefill_chunk == 0)) continue;
+      const double d = c == 0 ? 0.0 : std::fabs(std::log2(c) - std::log2(std::max(prefill_chunk, 1)));
+      if (d < best) {
+        best = d;
+        pc = c;
+      }
+    }
+    const std::string sr =
+        skew_rate_labels[bucket_index(skew_rate_bins, skew_rate_labels, std::clamp(skew_rate, 0.0, 1.0))];
+    const std::string kp = kp_labels[bucket_index(kp_bins, kp_labels, kv_prefill)];
+    // The batch's bucket, else the nearest profiled one below it in longest KV, then in decodes
+    // (beyond the profiled KV or batch, the regime of the largest profiled one).
+    bool found = false;
+    for (std::size_t ni = bucket_index(n_bins, n_labels, n_decode) + 1; ni-- > 0 && !found;)
+      for (std::size_t ki = bucket_index(kv_big_bins, kv_big_labels, kv_big) + 1; ki-- > 0 && !found;) {
+        const auto it = by_bucket.find(std::to_string(pc) + "|" + n_labels[ni] + "|" + sr + "|" +
+                                       kv_big_labels[ki] + "|" + kp);
+        if (it == by_bucket.end()) continue;
+        a = it->second;
+        found = true;
+      }
+  }
+  return std::clamp(a, 0.0, 1.0);
 }
 
 // ---- YAML subset ----

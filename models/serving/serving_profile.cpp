@@ -329,39 +329,7 @@ SkewFit read_skew(const YamlNode& meta, const std::string& meta_file, const std:
   return fit;
 }
 
-std::string bucket_label(const std::vector<double>& bins, const std::vector<std::string>& labels, double v) {
-  // Buckets are (bins[i], bins[i + 1]]; past the last edge the last label.
-  for (std::size_t i = 0; i < labels.size(); ++i)
-    if (v <= bins[i + 1]) return labels[i];
-  return labels.back();
-}
-
 }  // namespace
-
-double SkewFit::alpha(int prefill_chunk, int n_decode, double skew_rate, double kv_big,
-                      double kv_prefill) const {
-  if (!enabled) return 0;
-  double a = alpha_default;
-  if (!prefill_chunks.empty()) {
-    // The bucket table's nearest prefill chunk (log scale); no prefill only matches pc 0.
-    int pc = prefill_chunks.front();
-    double best = 1e300;
-    for (const int c : prefill_chunks) {
-      if ((c == 0) != (prefill_chunk == 0)) continue;
-      const double d = c == 0 ? 0.0 : std::fabs(std::log2(c) - std::log2(std::max(prefill_chunk, 1)));
-      if (d < best) {
-        best = d;
-        pc = c;
-      }
-    }
-    const std::string key = std::to_string(pc) + "|" + bucket_label(n_bins, n_labels, n_decode) + "|" +
-                            bucket_label(skew_rate_bins, skew_rate_labels, std::clamp(skew_rate, 0.0, 1.0)) +
-                            "|" + bucket_label(kv_big_bins, kv_big_labels, kv_big) + "|" +
-                            bucket_label(kp_bins, kp_labels, kv_prefill);
-    if (const auto it = by_bucket.find(key); it != by_bucket.end()) a = it->second;
-  }
-  return std::clamp(a, 0.0, 1.0);
-}
 
 ServingTables read_serving_tables(const std::string& profile_dir, int tp, bool need_moe) {
   const std::string meta_file = (fs::path(profile_dir) / "meta.yaml").string();

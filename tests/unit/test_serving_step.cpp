@@ -87,6 +87,10 @@ TEST_CASE("serving step: hand-derived step times on the tiny profile") {
   SUBCASE("no bucket: the TP's alpha_default; decodes beyond the grid extrapolate") {
     CHECK(m->breakdown(decodes({16, 32, 32})).attention_s == doctest::Approx(2 * 7.25e-6));
   }
+  SUBCASE("longest KV beyond the bucket table: the nearest bucket below it") {
+    // A(0,0,2,1008) = 128, A(0,0,2,2000) = 252 (kv extrapolated); bucket kvB>1k absent -> kvB<=1k.
+    CHECK(m->breakdown(decodes({16, 2000})).attention_s == doctest::Approx(2 * 190e-6));
+  }
   SUBCASE("uniform decodes take no skew correction") {
     CHECK(m->breakdown(decodes({24, 24})).attention_s == doctest::Approx(2 * 5e-6));
   }
@@ -225,6 +229,30 @@ TEST_CASE("serving step: more decodes, tokens or KV are never faster (RTXPRO6000
       }
     }
   }
+}
+
+TEST_CASE("serving step: one sequence's KV growing in a skewed batch") {
+  test::require_shared(kPerf + "RTXPRO6000/meta-llama/Llama-3.1-8B/bf16");
+  const auto m = llama("RTXPRO6000");
+  // The skew bucket (and its alpha) can change as one sequence grows: the step may get shorter,
+  // but by little (1.7% at most on this sweep).
+  double worst = 0;
+  for (const int n : {2, 3, 8, 33, 100, 200})
+    for (const int base : {16, 500, 3000})
+      for (const int chunk : {0, 300}) {
+        std::vector<int> kv(static_cast<std::size_t>(n), base);
+        double prev = 0;
+        for (int x = base; x <= 20000; x += 50) {
+          kv[0] = x;
+          BatchShape b{{}, kv};
+          if (chunk > 0) b.prefills.push_back({chunk, 1000});
+          const double t = m->step_s(b);
+          if (prev > 0) worst = std::max(worst, (prev - t) / prev);
+          prev = t;
+        }
+      }
+  MESSAGE("largest drop of the step time as one sequence grows: " << worst * 100 << "%");
+  CHECK(worst < 0.02);
 }
 
 TEST_CASE("serving step: idle-server prefill vs vLLM's measured first-token latency") {
