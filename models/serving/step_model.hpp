@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "models/collective/collective_model.hpp"
+
 namespace fleetsim {
 
 /// One sequence's prefill work in a step: `tokens` new prompt tokens computed now, after
@@ -33,15 +35,39 @@ struct ServingModelFacts {
   bool moe = false;
 };
 
+/// Where one iteration's time goes (seconds, whole model: all decoder layers summed).
+struct StepBreakdown {
+  double dense_s = 0;         ///< per-token modules: embedding, projections, norms, MLP, rotary
+  double attention_s = 0;     ///< attention kernels, skew-corrected
+  double moe_s = 0;           ///< MoE blocks
+  double allreduce_s = 0;     ///< tensor-parallel all-reduces (two per decoder layer)
+  double per_sequence_s = 0;  ///< lm_head (logits) and sampler
+  double total_s() const { return dense_s + attention_s + moe_s + allreduce_s + per_sequence_s; }
+};
+
+struct ServingStepOptions {
+  /// The links between the tensor-parallel GPUs of one server, for the all-reduces after the
+  /// attention output projection and after the MLP/MoE of every decoder layer (the profiles time
+  /// the per-GPU kernels only). Priced by the analytic NCCL model (models/collective); the default
+  /// fabric is CommFabric's (150 GB/s NVLink-class); pass fabric_for(gpu) for the real GPU.
+  CommFabric tp_fabric{};
+};
+
 class ServingStepModel {
  public:
   /// profile_dir: the <dtype> folder holding meta.yaml and tp<N>/; model_config: config.json. Throws
   /// InputError (file, line, field) on a missing table, a malformed row or a TP degree not profiled.
-  static std::unique_ptr<ServingStepModel> load(const std::string& profile_dir, const std::string& model_config,
-                                                int tensor_parallel);
+  static std::unique_ptr<ServingStepModel> load(const std::string& profile_dir,
+                                                const std::string& model_config, int tensor_parallel);
+  static std::unique_ptr<ServingStepModel> load(const std::string& profile_dir,
+                                                const std::string& model_config, int tensor_parallel,
+                                                const ServingStepOptions& options);
   virtual ~ServingStepModel() = default;
-  /// Seconds for one iteration of `batch` (an empty batch takes 0).
+  /// Seconds for one iteration of `batch` (an empty batch takes 0). Throws std::invalid_argument
+  /// on a negative token or KV count.
   virtual double step_s(const BatchShape& batch) const = 0;
+  /// The same time, by part (step_s == breakdown(batch).total_s()).
+  virtual StepBreakdown breakdown(const BatchShape& batch) const = 0;
   virtual const ServingModelFacts& model() const = 0;
 };
 
