@@ -21,10 +21,11 @@ SIM_ALLOWED = {
     "network": {"platform", "engine", "metrics"},
     "failures": {"platform", "cluster", "engine"},
     "replay": {"platform"},
+    "serving": set(),
     "app": {"platform", "cluster", "engine", "scheduling/placement", "scheduling/policies", "metrics",
-            "network", "failures", "replay"},
+            "network", "failures", "replay", "serving"},
     "cli": {"platform", "cluster", "engine", "scheduling/placement", "scheduling/policies", "metrics",
-            "network", "failures", "replay", "app"},
+            "network", "failures", "replay", "serving", "app"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 

@@ -1,6 +1,7 @@
 // Grid (monotone multilinear tables), piecewise-linear lookup, the skew-fit alpha lookup and the
 // YAML subset reader used by the serving step model (serving_tables.hpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -12,6 +13,7 @@ namespace fleetsim::serving {
 
 Grid::Grid(std::vector<std::vector<double>> axes, std::vector<double> values)
     : axes_(std::move(axes)), values_(std::move(values)) {
+  if (axes_.size() > kMaxDims) throw std::invalid_argument("Grid: more than 8 axes");
   std::size_t size = 1;
   strides_.assign(axes_.size(), 1);
   for (std::size_t d = axes_.size(); d-- > 0;) {
@@ -47,9 +49,10 @@ void Grid::make_monotone() {
 
 double Grid::operator()(std::span<const double> x) const {
   const std::size_t dims = axes_.size();
-  std::vector<std::size_t> lo(dims, 0);
-  std::vector<double> t(dims, 0.0);
-  std::vector<bool> spans(dims, false);
+  // Fixed-size scratch (no allocation per lookup: the serving engine calls this every step).
+  std::array<std::size_t, kMaxDims> lo{};
+  std::array<double, kMaxDims> t{};
+  std::array<bool, kMaxDims> spans{};
   for (std::size_t d = 0; d < dims; ++d) {
     const auto& a = axes_[d];
     if (a.size() == 1 || x[d] <= a.front()) continue;
@@ -103,6 +106,26 @@ std::size_t bucket_index(const std::vector<double>& bins, const std::vector<std:
 
 }  // namespace
 
+void SkewFit::index_buckets() {
+  by_index.clear();
+  auto find = [](const std::vector<std::string>& labels, const std::string& v) {
+    const auto it = std::find(labels.begin(), labels.end(), v);
+    return it == labels.end() ? std::string::npos : static_cast<std::size_t>(it - labels.begin());
+  };
+  for (const auto& [text, alpha_value] : by_bucket) {
+    const auto f = split(text, '|');
+    if (f.size() != 5) continue;
+    const auto pc = std::find(prefill_chunks.begin(), prefill_chunks.end(), std::atoi(f[0].c_str()));
+    const std::size_t idx[4] = {find(n_labels, f[1]), find(skew_rate_labels, f[2]), find(kv_big_labels, f[3]),
+                                find(kp_labels, f[4])};
+    if (pc == prefill_chunks.end() ||
+        std::find(std::begin(idx), std::end(idx), std::string::npos) != std::end(idx))
+      continue;
+    by_index[key(static_cast<std::size_t>(pc - prefill_chunks.begin()), idx[0], idx[1], idx[2], idx[3])] =
+        alpha_value;
+  }
+}
+
 double SkewFit::alpha(int prefill_chunk, int n_decode, double skew_rate, double kv_big,
                       double kv_prefill) const {
   if (!enabled) return 0;
@@ -119,17 +142,17 @@ double SkewFit::alpha(int prefill_chunk, int n_decode, double skew_rate, double 
         pc = c;
       }
     }
-    const std::string sr =
-        skew_rate_labels[bucket_index(skew_rate_bins, skew_rate_labels, std::clamp(skew_rate, 0.0, 1.0))];
-    const std::string kp = kp_labels[bucket_index(kp_bins, kp_labels, kv_prefill)];
+    std::size_t pc_i = 0;
+    while (prefill_chunks[pc_i] != pc) ++pc_i;
+    const std::size_t sr = bucket_index(skew_rate_bins, skew_rate_labels, std::clamp(skew_rate, 0.0, 1.0));
+    const std::size_t kp = bucket_index(kp_bins, kp_labels, kv_prefill);
     // The batch's bucket, else the nearest profiled one below it in longest KV, then in decodes
     // (beyond the profiled KV or batch, the regime of the largest profiled one).
     bool found = false;
     for (std::size_t ni = bucket_index(n_bins, n_labels, n_decode) + 1; ni-- > 0 && !found;)
       for (std::size_t ki = bucket_index(kv_big_bins, kv_big_labels, kv_big) + 1; ki-- > 0 && !found;) {
-        const auto it = by_bucket.find(std::to_string(pc) + "|" + n_labels[ni] + "|" + sr + "|" +
-                                       kv_big_labels[ki] + "|" + kp);
-        if (it == by_bucket.end()) continue;
+        const auto it = by_index.find(key(pc_i, ni, sr, ki, kp));
+        if (it == by_index.end()) continue;
         a = it->second;
         found = true;
       }

@@ -326,6 +326,7 @@ SkewFit read_skew(const YamlNode& meta, const std::string& meta_file, const std:
     fit.by_bucket[key] = csv.number(r, 5, "alpha");
   }
   for (const double pc : axis_of(pcs)) fit.prefill_chunks.push_back(static_cast<int>(pc));
+  fit.index_buckets();
   return fit;
 }
 

@@ -3,10 +3,12 @@
 // read. Every table becomes a Grid: values on a rectilinear grid, made non-decreasing along every
 // axis, read by multilinear interpolation.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,6 +19,7 @@ namespace fleetsim::serving {
 /// Values on a rectilinear grid: axes strictly increasing, values row-major (last axis fastest).
 class Grid {
  public:
+  static constexpr std::size_t kMaxDims = 8;
   Grid() = default;
   Grid(std::vector<std::vector<double>> axes, std::vector<double> values);
 
@@ -52,6 +55,13 @@ struct SkewFit {
   std::vector<std::string> n_labels, skew_rate_labels, kv_big_labels, kp_labels;
   std::vector<int> prefill_chunks;          ///< the pc values of the bucket table, sorted
   std::map<std::string, double> by_bucket;  ///< "pc|n|skew_rate|kv_big|kp" labels -> alpha
+  /// The same, keyed by bucket indices (index_buckets(); lookups allocate nothing).
+  std::unordered_map<std::uint64_t, double> by_index;
+  static std::uint64_t key(std::size_t pc, std::size_t n, std::size_t sr, std::size_t kv, std::size_t kp) {
+    return (static_cast<std::uint64_t>(pc) << 32) | (n << 24) | (sr << 16) | (kv << 8) | kp;
+  }
+  /// Fills by_index from by_bucket and prefill_chunks (labels not on the axes are left out).
+  void index_buckets();
   /// Alpha for a batch (the bucket's value, else alpha_default; 0 when disabled), in [0, 1].
   double alpha(int prefill_chunk, int n_decode, double skew_rate, double kv_big, double kv_prefill) const;
 };

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "sim/app/staging.hpp"
 #include "sim/engine/simulation.hpp"
@@ -15,12 +16,14 @@
 #include "sim/metrics/summary.hpp"
 #include "sim/network/network_hook.hpp"
 #include "sim/network/network_report.hpp"
+#include "sim/serving/service.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
 namespace fs = std::filesystem;
 
 std::vector<JobSpec> load_jobs(const Scenario& scenario) {
+  if (scenario.workload.format.empty()) return {};  // services only
   std::vector<JobSpec> jobs = read_trace(scenario.workload);
   if (scenario.workload_limit > 0 && static_cast<long>(jobs.size()) > scenario.workload_limit)
     jobs.resize(static_cast<std::size_t>(scenario.workload_limit));
@@ -48,6 +51,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
                      "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");
 
+  // Services: checked before anything runs, so bad input writes nothing.
+  std::vector<ServiceSpec> specs;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < sc.services.size(); ++i) {
+    specs.push_back(
+        service_spec(sc.services[i].service, sc.services[i].requests, static_cast<int>(i), sc.seed, sc.file));
+    if (!names.insert(specs.back().name).second)
+      throw sc.services[i].service.error("name", "duplicate service name '" + specs.back().name + "'");
+  }
   parts.jobs = load_jobs(sc);
   parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
   JobModelParams mp;
@@ -132,12 +144,25 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     }
     out.summary["failures"] = failures->summary();
   }
+  if (!specs.empty()) {
+    // Services run beside the training workload on their own replicas (not yet on the shared
+    // cluster state: issue 14).
+    auto f = staging.open("requests.csv");
+    write_requests_header(f);
+    nlohmann::ordered_json block;
+    for (const auto& spec : specs) {
+      const ServiceRun run = run_service(spec);
+      write_requests_rows(f, spec, run);
+      block[spec.name] = run.summary;
+    }
+    out.summary["services"] = std::move(block);
+  }
   {
     auto f = staging.open("summary.json");
     f << out.summary.dump(2) << '\n';
   }
   staging.commit({"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv",
-                  "failures.csv", "failure_jobs.csv"});
+                  "failures.csv", "failure_jobs.csv", "requests.csv"});
   out.out_dir = sc.output.dir;
   return out;
 }

@@ -377,15 +377,26 @@ Scenario build(const toml::table& root, const Loader& l) {
   s.cluster = build_cluster(root, l);
   const toml::table empty;
 
-  // --- workload: the generic keys here, the rest for the trace reader (workloads/jobs/*_reader.cpp)
+  // --- workload (optional when services are given): the generic keys here, the rest for the trace
+  // reader (workloads/jobs/*_reader.cpp)
+  if (const toml::array* sv = root["service"].as_array())
+    for (std::size_t i = 0; i < sv->size(); ++i) {
+      const toml::table& t = *sv->get(i)->as_table();
+      const std::string p = "service." + std::to_string(i);
+      const toml::table* rt = t["requests"].as_table();
+      s.services.push_back({l.bag(t, p, "service[]"), rt != nullptr
+                                                          ? l.bag(*rt, p + ".requests", "service[].requests")
+                                                          : Options({}, l.file(), p + ".requests")});
+    }
   const toml::table* wt = root["workload"].as_table();
-  if (wt == nullptr) throw InputError(s.file, 0, "workload", "missing [workload] section");
+  if (wt == nullptr && s.services.empty())
+    throw InputError(s.file, 0, "workload", "missing [workload] section (or a [[service]])");
   WorkloadConfig& w = s.workload;
   w.scenario_file = s.file;
   w.seed = s.seed;
   w.settings = l.section(root, "workload");
   w.format = w.settings.text("format", "");
-  if (w.format.empty()) {
+  if (w.format.empty() && wt != nullptr) {
     std::vector<std::string> formats;
     for (const auto& f : trace_readers().entries()) formats.push_back(f.name);
     throw InputError(s.file, static_cast<long>(wt->source().begin.line), "workload.format",

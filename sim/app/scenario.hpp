@@ -52,6 +52,13 @@ struct Scenario {
   OutputConfig output;
   PowerConfig power;  ///< [power]: the energy model's figures (sim/metrics/energy.hpp)
   Options failures;   ///< [failures]: read by sim/failures (failure_config.cpp declares the keys)
+  /// [[service]] tables and their [service.requests] tables: read by sim/serving (service.cpp and the
+  /// request readers declare the keys).
+  struct ServiceTables {
+    Options service;
+    Options requests;
+  };
+  std::vector<ServiceTables> services;
   /// Line of each key in the file (0 or absent when it came from --set), for later messages.
   std::map<std::string, long> key_lines;
   std::set<std::string> overridden;  ///< keys given with --set

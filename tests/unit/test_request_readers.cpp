@@ -410,3 +410,33 @@ TEST_CASE("real data: Mooncake conversation trace") {
     return q.block_hashes.size() == static_cast<std::size_t>((q.input_tokens + 511) / 512);
   }));
 }
+
+TEST_CASE("llmservingsim: input_tok_ids become chained block hashes (equal prefixes, equal hashes)") {
+  Dir d;
+  std::string a = "[", b = "[", c = "[";
+  for (int i = 0; i < 40; ++i) {
+    a += (i ? "," : "") + std::to_string(i);
+    b += (i ? "," : "") + std::to_string(i < 20 ? i : 1000 + i);  // differs from token 20: second block
+    c += (i ? "," : "") + std::to_string(i == 0 ? 7 : i);         // differs at token 0: every block
+  }
+  const auto path = d.file("t.jsonl",
+                           "{\"input_toks\": 40, \"output_toks\": 1, \"arrival_time_ns\": 0, "
+                           "\"input_tok_ids\": " +
+                               a +
+                               "]}\n{\"input_toks\": 40, \"output_toks\": 1, "
+                               "\"arrival_time_ns\": 1, \"input_tok_ids\": " +
+                               b +
+                               "]}\n{\"input_toks\": 40, "
+                               "\"output_toks\": 1, \"arrival_time_ns\": 2, \"input_tok_ids\": " +
+                               c + "]}\n");
+  const auto r = read("llmservingsim", path);
+  REQUIRE(r[0].block_hashes.size() == 2);  // two full blocks of 16 in 40 tokens
+  CHECK(r[1].block_hashes[0] == r[0].block_hashes[0]);
+  CHECK(r[1].block_hashes[1] != r[0].block_hashes[1]);
+  CHECK(r[2].block_hashes[0] != r[0].block_hashes[0]);
+  CHECK(r[2].block_hashes[1] != r[0].block_hashes[1]);  // chained: the first block's change carries on
+  const auto r8 = read("llmservingsim", path, {{"hash_block_tokens", "8"}});
+  CHECK(r8[0].block_hashes.size() == 5);
+  CHECK(r8[1].block_hashes[1] == r8[0].block_hashes[1]);  // tokens 8-15 equal, same prefix
+  CHECK(r8[1].block_hashes[2] != r8[0].block_hashes[2]);  // tokens 16-23 differ from 20
+}

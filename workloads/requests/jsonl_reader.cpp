@@ -2,15 +2,20 @@
 // Two kinds, decided by the first record; every record must be of that kind:
 //  - a workload (e.g. sharegpt-llama-3.1-8b-300-sps10.jsonl): input_toks, output_toks (integers
 //    >= 1) and arrival_time_ns (integer nanoseconds). Ids are the 0-based record number ("0", "1",
-//    ...). Other fields (input_tok_ids, output_tok_ids) are checked as JSON and otherwise ignored.
+//    ...). input_tok_ids (integers), when present, become the prefix-cache block hashes: one per
+//    full block of hash_block_tokens tokens (default 16, vLLM's block), each hashing the previous
+//    block's hash and its tokens (FNV-1a), so equal prefixes give equal hashes as in vLLM. Other
+//    fields (output_tok_ids) are checked as JSON and otherwise ignored.
 //  - a measured run's requests.jsonl: request_id (a string, kept as the id), input_toks, output_toks
 //    and queued_ts (seconds on the server's clock when the request entered the queue: the arrival).
 //    The other timestamps (arrival_time, scheduled_ts, first_token_ts, last_token_ts) are ignored.
 // Arrivals must not go backwards (InputError naming the line and field); they are shifted so that the
 // first is 0 (nanoseconds are subtracted as integers, then converted). Agentic sessions
 // (sub_requests) are not supported and are an error. Blank lines are skipped.
+#include <cstdint>
 #include <memory>
 
+#include "workloads/base/keys.hpp"
 #include "workloads/requests/request_input.hpp"
 #include "workloads/requests/request_trace.hpp"
 
@@ -22,11 +27,46 @@ namespace in = request_input;
 
 enum class Kind { kUnknown, kWorkload, kMeasuredRun };
 
+const KeyRegistrar kKeys{{
+    {in::kTable, "hash_block_tokens", KeyKind::kInt, "tokens", "16",
+     "tokens per prefix-cache block hashed from input_tok_ids", "llmservingsim", at_least(1)},
+}};
+
+/// Chained FNV-1a hashes of the full blocks of `ids`.
+std::vector<std::uint64_t> block_hashes(const dom::array& ids, long block, const std::string& file,
+                                        long line) {
+  std::vector<std::uint64_t> out;
+  std::uint64_t h = 1469598103934665603ULL, prev = 0;
+  long n = 0;
+  auto mix = [&h](std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (v >> (8 * b)) & 0xffU;
+      h *= 1099511628211ULL;
+    }
+  };
+  for (const dom::element e : ids) {
+    std::int64_t v = 0;
+    if (e.get(v)) throw InputError(file, line, "input_tok_ids", "expected integers");
+    if (n == 0) {
+      h = 1469598103934665603ULL;
+      mix(prev);
+    }
+    mix(static_cast<std::uint64_t>(v));
+    if (++n == block) {
+      out.push_back(h);
+      prev = h;
+      n = 0;
+    }
+  }
+  return out;
+}
+
 class LlmServingSimReader final : public RequestReader {
  public:
   std::vector<ServingRequest> read(const RequestTraceConfig& config) const override {
     const std::string& file = config.path;
     const std::string text = in::load(config);
+    const long block = static_cast<long>(config.settings.integer("hash_block_tokens", 16));
     std::vector<ServingRequest> out;
     Kind kind = Kind::kUnknown;
     long kind_line = 0;
@@ -61,6 +101,11 @@ class LlmServingSimReader final : public RequestReader {
         if (out.empty()) first_ns = t;
         r.arrival_s = static_cast<double>(t - first_ns) / 1e9;
         r.id = std::to_string(out.size());
+        if (const auto ids = in::field(obj, "input_tok_ids")) {
+          dom::array arr;
+          if (ids->get(arr)) throw InputError(file, line, "input_tok_ids", "expected an array of token ids");
+          r.block_hashes = block_hashes(arr, block, file, line);
+        }
       } else {
         const double t = in::number(*queued, file, line, "queued_ts");
         order_s.check(t, line);

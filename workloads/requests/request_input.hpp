@@ -18,12 +18,13 @@
 
 namespace fleetsim::request_input {
 
-/// The scenario table that holds the request-trace keys (declared in each reader's .cpp).
-inline constexpr const char* kTable = "service.requests";
+/// The scenario table that holds the request-trace keys (declared in each reader's .cpp): the
+/// [service.requests] table of each [[service]].
+inline constexpr const char* kTable = "service[].requests";
 
 /// "service.requests.<key>", for messages about a key.
 inline std::string key_name(const std::string& key) {
-  return std::string(kTable) + "." + key;
+  return "service.requests." + key;
 }
 
 /// The trace file's text. No path: InputError(scenario_file, 0, "service.requests.path"); a file that

@@ -15,9 +15,9 @@ namespace fleetsim {
 
 struct ServingRequest {
   std::string id;
-  double arrival_s = 0;  ///< seconds from the trace's first arrival
-  int input_tokens = 0;  ///< prompt length, >= 1
-  int output_tokens = 0; ///< tokens generated, >= 1 (the first comes out of the prefill step)
+  double arrival_s = 0;   ///< seconds from the trace's first arrival
+  int input_tokens = 0;   ///< prompt length, >= 1
+  int output_tokens = 0;  ///< tokens generated, >= 1 (the first comes out of the prefill step)
   /// Prefix-cache block hashes (Mooncake `hash_ids`, one per block of the prompt); empty if unknown.
   std::vector<std::uint64_t> block_hashes;
   long source_line = 0;  ///< for messages

@@ -1,0 +1,264 @@
+#include "sim/serving/service.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ostream>
+
+#include "models/hardware/gpu_catalog.hpp"
+#include "workloads/base/input_error.hpp"
+#include "workloads/base/keys.hpp"
+#include "workloads/base/text.hpp"
+
+namespace fleetsim {
+namespace {
+
+using K = KeyKind;
+const KeyRegistrar kKeys{{
+    {"", "service", K::kTableArray, "", "",
+     "LLM services served beside (or instead of) the training workload"},
+    {"service[]", "name", K::kString, "", "", "service name (required, unique)"},
+    {"service[]", "model", K::kPath, "", "", "the model's Hugging Face config.json (required)"},
+    {"service[]", "profiles", K::kPath, "", "",
+     "per-layer profile folder of the model on the GPU: <dtype>/ with meta.yaml and tp<N>/ (required)"},
+    {"service[]", "gpu", K::kString, "", "",
+     "GPU of each replica (catalog name; its memory sizes the KV cache)"},
+    {"service[]", "replicas", K::kInt, "", "1", "replicas of the engine"},
+    {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per replica (a profiled TP degree)"},
+    {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
+    {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
+     "vLLM max_num_batched_tokens: tokens per step"},
+    {"service[]", "block_size", K::kInt, "tokens", "16", "KV cache block"},
+    {"service[]", "gpu_memory_utilization", K::kFloat, "", "0.9", "share of GPU memory vLLM may use"},
+    {"service[]", "non_kv_reserve_gib", K::kFloat, "GiB", "1.5",
+     "per GPU, memory neither weights nor KV (activations, CUDA graphs): an estimate"},
+    {"service[]", "kv_cache_gib", K::kFloat, "GiB", "0",
+     "KV cache per replica; 0 = GPU memory x utilization - "
+     "weights - reserve"},
+    {"service[]", "prefix_caching", K::kBool, "", "false",
+     "reuse cached prompt blocks (the trace's block hashes)"},
+    {"service[]", "hash_block_tokens", K::kInt, "tokens", "0", "tokens per trace block hash (0: block_size)"},
+    {"service[]", "routing", K::kString, "", "round-robin", "round-robin | least-outstanding | prefix-aware"},
+    {"service[]", "step_overhead_ms", K::kFloat, "ms", "0",
+     "CPU time per engine step on top of the profiled GPU time"},
+    {"service[]", "requests", K::kTable, "", "",
+     "the request trace: [service.requests] format, path and the reader's keys (required)"},
+    {"service[]", "slo_ttft_ms", K::kFloat, "ms", "0", "time-to-first-token target (0 = none)"},
+    {"service[]", "slo_tpot_ms", K::kFloat, "ms", "0", "time-per-output-token target (0 = none)"},
+}};
+
+std::string request_format_names() {
+  std::string out;
+  for (const auto& e : request_readers().entries()) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
+Routing routing_of(const Options& t) {
+  const std::string r = t.text("routing", "round-robin");
+  if (r == "round-robin") return Routing::kRoundRobin;
+  if (r == "least-outstanding") return Routing::kLeastOutstanding;
+  if (r == "prefix-aware") return Routing::kPrefixAware;
+  throw t.error("routing",
+                "unknown routing '" + r + "' (valid: round-robin, least-outstanding, prefix-aware)");
+}
+
+/// numpy-style linear-interpolated quantile of sorted values.
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+void stats(nlohmann::ordered_json& j, const std::string& name, std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  j[name + "_mean_s"] = v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  j[name + "_p50_s"] = quantile(v, 0.5);
+  j[name + "_p90_s"] = quantile(v, 0.9);
+  j[name + "_p99_s"] = quantile(v, 0.99);
+}
+
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+double tpot(const ServingRequest& r, const RequestOutcome& o) {
+  return r.output_tokens > 1 ? (o.end_s - o.first_token_s) / (r.output_tokens - 1) : 0.0;
+}
+
+}  // namespace
+
+ServiceSpec service_spec(const Options& t, const Options& requests, int index, std::uint64_t seed,
+                         const std::string& scenario_file) {
+  ServiceSpec s;
+  s.options = t;
+  auto required = [&](const char* key) {
+    const std::string v = t.text(key, "");
+    if (v.empty()) throw t.error(key, "missing (service " + std::to_string(index) + ")");
+    return v;
+  };
+  auto positive = [&](const char* key, long long fallback) {
+    const long long v = t.integer(key, fallback);
+    if (v < 1) throw t.error(key, "must be >= 1");
+    return static_cast<int>(v);
+  };
+  s.name = required("name");
+  s.model = required("model");
+  s.profiles = required("profiles");
+  s.gpu = required("gpu");
+  if (find_gpu(s.gpu) == nullptr) {
+    const InputError at = t.error("gpu", "");
+    gpu_spec(s.gpu, at.file(), at.line(), "service." + std::to_string(index) + ".gpu");
+  }
+  s.engine.replicas = positive("replicas", 1);
+  s.tensor_parallel = positive("tensor_parallel", 1);
+  s.engine.max_num_seqs = positive("max_num_seqs", 256);
+  s.engine.max_num_batched_tokens = positive("max_num_batched_tokens", 2048);
+  s.engine.block_size = positive("block_size", 16);
+  s.engine.hash_block_tokens = static_cast<int>(t.integer("hash_block_tokens", 0));
+  s.engine.prefix_caching = t.flag("prefix_caching", false);
+  s.engine.routing = routing_of(t);
+  s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;
+  s.gpu_memory_utilization = t.number("gpu_memory_utilization", 0.9);
+  if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1))
+    throw t.error("gpu_memory_utilization", "must be in (0, 1]");
+  s.non_kv_reserve_gib = t.number("non_kv_reserve_gib", 1.5);
+  s.kv_cache_gib = t.number("kv_cache_gib", 0);
+  s.slo_ttft_s = t.number("slo_ttft_ms", 0) / 1000;
+  s.slo_tpot_s = t.number("slo_tpot_ms", 0) / 1000;
+  if (s.non_kv_reserve_gib < 0 || s.kv_cache_gib < 0 || s.slo_ttft_s < 0 || s.slo_tpot_s < 0 ||
+      s.engine.step_overhead_s < 0)
+    throw t.error(s.kv_cache_gib < 0 ? "kv_cache_gib" : "slo_ttft_ms", "must be >= 0");
+  s.requests.format = requests.text("format", "");
+  if (s.requests.format.empty())
+    throw t.error("requests", "missing [service.requests] format (" + request_format_names() + ")");
+  s.requests.path = requests.text("path", "");
+  s.requests.seed = seed;
+  s.requests.settings = requests;
+  s.requests.scenario_file = scenario_file;
+  return s;
+}
+
+PreparedService prepare_service(const ServiceSpec& spec) {
+  PreparedService p;
+  p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel);
+  const GpuSpec& gpu = gpu_spec(spec.gpu);
+  p.gpu = gpu.name;
+  const ServingModelFacts& facts = p.model->model();
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  double kv_bytes = spec.kv_cache_gib * kGiB;
+  if (kv_bytes <= 0)
+    kv_bytes = spec.tensor_parallel *
+                   (gpu.memory_gib * spec.gpu_memory_utilization - spec.non_kv_reserve_gib) * kGiB -
+               facts.weight_bytes;
+  if (kv_bytes <= 0 || facts.kv_bytes_per_token <= 0)
+    throw spec.options.error("tensor_parallel",
+                             "model " + facts.name + " (" + fmt(facts.weight_bytes / kGiB, 1) +
+                                 " GiB of weights) does not fit " + std::to_string(spec.tensor_parallel) +
+                                 " x " + gpu.name + " (" + fmt(gpu.memory_gib) +
+                                 " GiB) with room for a KV cache");
+  p.engine = spec.engine;
+  p.engine.kv_blocks = static_cast<long>(kv_bytes / facts.kv_bytes_per_token) / p.engine.block_size;
+  p.requests = read_requests(spec.requests);
+  return p;
+}
+
+double slo_attainment(const ServiceSpec& spec, const std::vector<ServingRequest>& requests,
+                      const ServingResult& result) {
+  if (requests.empty()) return 0;
+  long good = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const RequestOutcome& o = result.requests[i];
+    if (o.end_s < 0) continue;
+    const double a = o.first_token_s - requests[i].arrival_s, b = tpot(requests[i], o);
+    if ((spec.slo_ttft_s <= 0 || a <= spec.slo_ttft_s) && (spec.slo_tpot_s <= 0 || b <= spec.slo_tpot_s))
+      ++good;
+  }
+  return static_cast<double>(good) / static_cast<double>(requests.size());
+}
+
+ServiceRun run_service(const ServiceSpec& spec) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ServiceRun run;
+  PreparedService p = prepare_service(spec);
+  const ServingModelFacts& facts = p.model->model();
+  const ServingEngineConfig& engine = p.engine;
+  run.kv_blocks = engine.kv_blocks;
+  run.requests = std::move(p.requests);
+  run.result = simulate_serving(run.requests, *p.model, engine);
+
+  // Summary.
+  std::vector<double> ttft, tpots, e2e;
+  long completed = 0, good = 0, out_tokens = 0;
+  double first = INFINITY, last = 0;
+  for (std::size_t i = 0; i < run.requests.size(); ++i) {
+    const ServingRequest& r = run.requests[i];
+    const RequestOutcome& o = run.result.requests[i];
+    first = std::min(first, r.arrival_s);
+    if (o.end_s < 0) continue;
+    ++completed;
+    last = std::max(last, o.end_s);
+    out_tokens += r.output_tokens;
+    const double a = o.first_token_s - r.arrival_s, b = tpot(r, o);
+    ttft.push_back(a);
+    tpots.push_back(b);
+    e2e.push_back(o.end_s - r.arrival_s);
+    if ((spec.slo_ttft_s <= 0 || a <= spec.slo_ttft_s) && (spec.slo_tpot_s <= 0 || b <= spec.slo_tpot_s))
+      ++good;
+  }
+  const double span = completed > 0 ? last - first : 0;
+  auto& j = run.summary;
+  j["model"] = facts.name;
+  j["gpu"] = p.gpu;
+  j["replicas"] = engine.replicas;
+  j["tensor_parallel"] = spec.tensor_parallel;
+  j["kv_blocks_per_replica"] = engine.kv_blocks;
+  j["requests"] = static_cast<long>(run.requests.size());
+  j["completed"] = completed;
+  stats(j, "ttft", ttft);
+  stats(j, "tpot", tpots);
+  stats(j, "e2e", e2e);
+  j["slo_ttft_s"] = spec.slo_ttft_s;
+  j["slo_tpot_s"] = spec.slo_tpot_s;
+  j["slo_attainment"] =
+      run.requests.empty() ? 0.0 : static_cast<double>(good) / static_cast<double>(run.requests.size());
+  j["goodput_rps"] = span > 0 ? static_cast<double>(good) / span : 0.0;
+  j["output_tokens_per_s"] = span > 0 ? static_cast<double>(out_tokens) / span : 0.0;
+  j["gpu_hours"] = engine.replicas * spec.tensor_parallel * span / 3600;
+  j["busy_share"] = span > 0 ? run.result.busy_s / (engine.replicas * span) : 0.0;
+  j["steps"] = run.result.steps;
+  j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+void write_requests_header(std::ostream& out) {
+  out << "service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,"
+         "replica,preemptions,cached_tokens\n";
+}
+
+void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run) {
+  for (std::size_t i = 0; i < run.requests.size(); ++i) {
+    const ServingRequest& r = run.requests[i];
+    const RequestOutcome& o = run.result.requests[i];
+    out << csv_field(spec.name) << ',' << csv_field(r.id) << ',' << fmt(r.arrival_s) << ',';
+    if (o.end_s >= 0)
+      out << fmt(o.first_token_s) << ',' << fmt(o.end_s) << ',';
+    else
+      out << ",,";
+    out << r.input_tokens << ',' << r.output_tokens << ',';
+    if (o.end_s >= 0)
+      out << fmt(o.first_token_s - r.arrival_s) << ',' << fmt(tpot(r, o)) << ','
+          << fmt(o.end_s - r.arrival_s);
+    else
+      out << ",,";
+    out << ',' << o.replica << ',' << o.preemptions << ',' << o.cached_tokens << '\n';
+  }
+}
+
+}  // namespace fleetsim

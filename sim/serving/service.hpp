@@ -1,0 +1,70 @@
+#pragma once
+// A `[[service]]` of a scenario (issue 14): an LLM served by replicas of a vLLM-style engine, fed by a
+// request trace, judged against a TTFT/TPOT SLO. Its keys are declared in service.cpp.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/serving/serving_engine.hpp"
+#include "workloads/base/options.hpp"
+
+namespace fleetsim {
+
+struct ServiceSpec {
+  std::string name;
+  std::string model;     ///< Hugging Face config.json
+  std::string profiles;  ///< per-layer profile folder (<dtype>/ with meta.yaml and tp<N>/)
+  std::string gpu;       ///< catalog GPU name (memory for the KV cache)
+  int tensor_parallel = 1;
+  double gpu_memory_utilization = 0.9;
+  double non_kv_reserve_gib = 1.5;  ///< per GPU: activations, CUDA graphs, allocator slack
+  double kv_cache_gib = 0;          ///< per replica; 0 = from memory
+  ServingEngineConfig engine;
+  RequestTraceConfig requests;
+  double slo_ttft_s = 0;  ///< 0: no TTFT target
+  double slo_tpot_s = 0;  ///< 0: no TPOT target
+  Options options;        ///< the table, for messages (file, line, key)
+};
+
+/// Reads one [[service]] table (index i). Throws InputError naming file, line and key.
+ServiceSpec service_spec(const Options& table, const Options& requests, int index, std::uint64_t seed,
+                         const std::string& scenario_file);
+
+/// What a service needs before it runs: the step model, the engine settings with the KV cache sized
+/// from GPU memory, and the requests. Throws InputError on bad input (nothing has run).
+struct PreparedService {
+  std::unique_ptr<ServingStepModel> model;
+  ServingEngineConfig engine;
+  std::vector<ServingRequest> requests;
+  std::string gpu;  ///< canonical catalog name
+};
+PreparedService prepare_service(const ServiceSpec& spec);
+
+/// Share of `requests` (all of them: unfinished ones miss) meeting the spec's TTFT and TPOT targets.
+double slo_attainment(const ServiceSpec& spec, const std::vector<ServingRequest>& requests,
+                      const ServingResult& result);
+
+/// One service's run: per-request rows and the summary block.
+struct ServiceRun {
+  std::vector<ServingRequest> requests;
+  ServingResult result;
+  long kv_blocks = 0;
+  bool extrapolated = false;
+  nlohmann::ordered_json summary;
+};
+
+/// Loads the model and the requests, runs the replicas, and summarises (summary block keys:
+/// requests, completed, ttft/tpot/e2e {mean,p50,p90,p99}_s, slo_attainment, goodput_rps,
+/// output_tokens_per_s, gpu_hours, kv_blocks_per_replica, steps, wall_s).
+ServiceRun run_service(const ServiceSpec& spec);
+
+/// requests.csv: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
+/// tpot_s,e2e_s,replica,preemptions,cached_tokens (empty times for requests that never finished).
+void write_requests_header(std::ostream& out);
+void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run);
+
+}  // namespace fleetsim

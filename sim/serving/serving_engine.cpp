@@ -1,0 +1,304 @@
+#include "sim/serving/serving_engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <list>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+
+namespace fleetsim {
+namespace {
+
+struct Seq {
+  int prompt = 0;
+  int out = 0;
+  int computed = 0;   ///< tokens whose KV is computed
+  int generated = 0;  ///< output tokens sampled
+  long blocks = 0;    ///< KV blocks held
+  bool admitted_once = false;
+};
+
+/// Prompt-prefix cache of one replica: trace block hashes, least recently used evicted first.
+class PrefixCache {
+ public:
+  explicit PrefixCache(std::size_t capacity) : capacity_(capacity) {}
+  /// Leading hashes of `h` present in the cache (refreshing them).
+  std::size_t match(const std::vector<std::uint64_t>& h) {
+    std::size_t n = 0;
+    while (n < h.size()) {
+      auto it = where_.find(h[n]);
+      if (it == where_.end()) break;
+      lru_.splice(lru_.begin(), lru_, it->second);
+      ++n;
+    }
+    return n;
+  }
+  std::size_t peek(const std::vector<std::uint64_t>& h) const {
+    std::size_t n = 0;
+    while (n < h.size() && where_.count(h[n]) > 0) ++n;
+    return n;
+  }
+  void insert(const std::vector<std::uint64_t>& h) {
+    for (auto v : h) {
+      if (auto it = where_.find(v); it != where_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        continue;
+      }
+      if (capacity_ == 0) return;
+      if (where_.size() >= capacity_) {
+        where_.erase(lru_.back());
+        lru_.pop_back();
+      }
+      lru_.push_front(v);
+      where_[v] = lru_.begin();
+    }
+  }
+
+ private:
+  std::size_t capacity_;
+  std::list<std::uint64_t> lru_;
+  std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where_;
+};
+
+struct Replica {
+  std::deque<int> waiting;
+  std::vector<int> running;  ///< admission order (the last is preempted first)
+  long free_blocks = 0;
+  bool busy = false;
+  std::vector<std::pair<int, int>> scheduled;  ///< (request, tokens) of the step in flight
+  double next_sample = 0;
+  PrefixCache cache{0};
+};
+
+class Engine {
+ public:
+  Engine(const std::vector<ServingRequest>& reqs, const ServingStepModel& model, const ServingEngineConfig& c)
+      : reqs_(reqs),
+        model_(model),
+        c_(c),
+        seqs_(reqs.size()),
+        replicas_(static_cast<std::size_t>(std::max(1, c.replicas))) {
+    const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
+    const auto cache_entries = static_cast<std::size_t>(static_cast<double>(c_.kv_blocks) * c_.block_size /
+                                                        std::max(1, hash_tokens));
+    for (auto& r : replicas_) {
+      r.free_blocks = c_.kv_blocks;
+      r.cache = PrefixCache(c_.prefix_caching ? cache_entries : 0);
+    }
+    result_.requests.resize(reqs.size());
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      seqs_[i].prompt = std::max(1, reqs[i].input_tokens);
+      seqs_[i].out = std::max(1, reqs[i].output_tokens);
+      result_.requests[i].arrival_s = reqs[i].arrival_s;
+    }
+  }
+
+  ServingResult run() {
+    using Event = std::pair<double, int>;  // (step end, replica)
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> steps;
+    std::size_t next = 0;
+    double now = 0;
+    while (true) {
+      const double t_arr = next < reqs_.size() ? reqs_[next].arrival_s : INFINITY;
+      const double t_step = steps.empty() ? INFINITY : steps.top().first;
+      if (!std::isfinite(t_arr) && !std::isfinite(t_step)) break;
+      if (t_arr <= t_step) {
+        now = t_arr;
+        const int r = route(static_cast<int>(next));
+        arrive(static_cast<int>(next), r);
+        ++next;
+        if (!replicas_[static_cast<std::size_t>(r)].busy) start(r, now, steps);
+      } else {
+        const auto [t, r] = steps.top();
+        steps.pop();
+        now = t;
+        finish(r, now);
+        start(r, now, steps);
+      }
+    }
+    result_.end_s = now;
+    return std::move(result_);
+  }
+
+ private:
+  long blocks_for(int tokens) const { return (tokens + c_.block_size - 1) / c_.block_size; }
+
+  int route(int req) {
+    const int n = static_cast<int>(replicas_.size());
+    if (n == 1) return 0;
+    auto outstanding = [&](int r) {
+      const Replica& x = replicas_[static_cast<std::size_t>(r)];
+      return x.running.size() + x.waiting.size();
+    };
+    switch (c_.routing) {
+      case Routing::kRoundRobin:
+        return rr_++ % n;
+      case Routing::kLeastOutstanding: {
+        int best = 0;
+        for (int r = 1; r < n; ++r)
+          if (outstanding(r) < outstanding(best)) best = r;
+        return best;
+      }
+      case Routing::kPrefixAware: {
+        int best = 0;
+        std::size_t best_hit = 0;
+        for (int r = 0; r < n; ++r) {
+          const std::size_t hit = replicas_[static_cast<std::size_t>(r)].cache.peek(
+              reqs_[static_cast<std::size_t>(req)].block_hashes);
+          if (r == 0 || hit > best_hit || (hit == best_hit && outstanding(r) < outstanding(best))) {
+            best = r;
+            best_hit = hit;
+          }
+        }
+        return best;
+      }
+    }
+    return 0;
+  }
+
+  void arrive(int req, int r) {
+    RequestOutcome& o = result_.requests[static_cast<std::size_t>(req)];
+    o.replica = r;
+    const Seq& s = seqs_[static_cast<std::size_t>(req)];
+    if (blocks_for(s.prompt + s.out) > c_.kv_blocks) return;  // can never fit: rejected, never ends
+    replicas_[static_cast<std::size_t>(r)].waiting.push_back(req);
+  }
+
+  void preempt(Replica& rep, int victim) {
+    Seq& v = seqs_[static_cast<std::size_t>(victim)];
+    rep.free_blocks += v.blocks;
+    v.blocks = 0;
+    v.computed = 0;
+    ++result_.requests[static_cast<std::size_t>(victim)].preemptions;
+    rep.running.pop_back();
+    rep.waiting.push_front(victim);
+  }
+
+  void sample(Replica& rep, int r, double now) {
+    if (now + 1e-12 < rep.next_sample) return;
+    result_.samples.push_back(
+        {now, r, static_cast<int>(rep.running.size()), static_cast<int>(rep.waiting.size()),
+         c_.kv_blocks > 0 ? 1.0 - static_cast<double>(rep.free_blocks) / c_.kv_blocks : 0});
+    rep.next_sample = (std::floor(now / c_.sample_every_s) + 1) * c_.sample_every_s;
+  }
+
+  template <typename Queue>
+  void start(int r, double now, Queue& steps) {
+    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    rep.busy = false;
+    rep.scheduled.clear();
+    sample(rep, r, now);
+    int budget = c_.max_num_batched_tokens;
+    bool preempted = false;
+    // Running requests first, in admission order.
+    for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
+      const int id = rep.running[i];
+      Seq& s = seqs_[static_cast<std::size_t>(id)];
+      const int n = std::min(s.prompt + s.generated - s.computed, budget);
+      const long need = blocks_for(s.computed + n) - s.blocks;
+      bool self_preempted = false;
+      while (need > rep.free_blocks) {
+        const int victim = rep.running.back();
+        preempt(rep, victim);
+        preempted = true;
+        if (victim == id) {
+          self_preempted = true;
+          break;
+        }
+      }
+      if (self_preempted) break;
+      rep.free_blocks -= need;
+      s.blocks += need;
+      rep.scheduled.emplace_back(id, n);
+      budget -= n;
+      ++i;
+    }
+    // Then waiting requests, first come first served, unless this step preempted.
+    while (!preempted && budget > 0 && !rep.waiting.empty() &&
+           static_cast<int>(rep.running.size()) < c_.max_num_seqs) {
+      const int id = rep.waiting.front();
+      Seq& s = seqs_[static_cast<std::size_t>(id)];
+      int cached = 0;
+      if (c_.prefix_caching && s.computed == 0 && s.generated == 0) {
+        const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
+        const auto hits = rep.cache.match(reqs_[static_cast<std::size_t>(id)].block_hashes);
+        cached = std::min(static_cast<int>(hits) * hash_tokens, s.prompt - 1);
+      }
+      const int n = std::min(s.prompt + s.generated - s.computed - cached, budget);
+      const long need = blocks_for(s.computed + cached + n) - s.blocks;
+      if (need > rep.free_blocks) break;
+      rep.waiting.pop_front();
+      s.computed += cached;
+      result_.requests[static_cast<std::size_t>(id)].cached_tokens += cached;
+      rep.free_blocks -= need;
+      s.blocks += need;
+      rep.running.push_back(id);
+      rep.scheduled.emplace_back(id, n);
+      budget -= n;
+    }
+    if (rep.scheduled.empty()) return;
+    BatchShape& shape = shape_;  // reused: no allocation per step
+    shape.prefills.clear();
+    shape.decode_kv.clear();
+    for (const auto& [id, n] : rep.scheduled) {
+      const Seq& s = seqs_[static_cast<std::size_t>(id)];
+      if (s.generated > 0 && n == 1 && s.computed == s.prompt + s.generated - 1)
+        shape.decode_kv.push_back(s.computed);
+      else
+        shape.prefills.push_back({n, s.computed});
+    }
+    const double d = model_.step_s(shape) + c_.step_overhead_s;
+    rep.busy = true;
+    ++result_.steps;
+    result_.busy_s += d;
+    steps.push({now + d, r});
+  }
+
+  void finish(int r, double now) {
+    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    std::vector<int> done;
+    for (const auto& [id, n] : rep.scheduled) {
+      Seq& s = seqs_[static_cast<std::size_t>(id)];
+      s.computed += n;
+      if (s.computed < s.prompt + s.generated) continue;
+      ++s.generated;
+      RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
+      if (s.generated == 1) {
+        o.first_token_s = now;
+        if (c_.prefix_caching) rep.cache.insert(reqs_[static_cast<std::size_t>(id)].block_hashes);
+      }
+      if (s.generated >= s.out) {
+        o.end_s = now;
+        done.push_back(id);
+      }
+    }
+    for (int id : done) {
+      Seq& s = seqs_[static_cast<std::size_t>(id)];
+      rep.free_blocks += s.blocks;
+      s.blocks = 0;
+      rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
+    }
+    rep.scheduled.clear();
+    rep.busy = false;
+  }
+
+  const std::vector<ServingRequest>& reqs_;
+  const ServingStepModel& model_;
+  ServingEngineConfig c_;
+  std::vector<Seq> seqs_;
+  std::vector<Replica> replicas_;
+  ServingResult result_;
+  BatchShape shape_;
+  int rr_ = 0;
+};
+
+}  // namespace
+
+ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const ServingStepModel& model,
+                               const ServingEngineConfig& config) {
+  return Engine(requests, model, config).run();
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,67 @@
+#pragma once
+// Request-level, iteration-level simulation of LLM serving replicas, as vLLM's v1 engine runs them
+// (issue 14). Each replica loops over engine steps: it schedules its running requests first (one
+// decode token each, or the next prefill chunk), then admits waiting requests first-come first-served
+// while the step's token budget (max_num_batched_tokens), max_num_seqs and free KV blocks allow,
+// chunking prefills to the budget; the step lasts ServingStepModel::step_s of that batch. KV cache:
+// paged, block_size tokens per block, kv_blocks per replica; a running request that cannot get a
+// block preempts the latest-admitted running request (its KV is freed and recomputed later, as
+// vLLM's recompute preemption), and no waiting request is admitted in that step. A step in which a
+// request has computed all its known tokens samples its next token (the first one ends its prefill).
+// Requests are routed on arrival: round-robin, least-outstanding, or prefix-aware (the replica whose
+// prefix cache holds the longest run of the request's block hashes; ties least-outstanding).
+// Pure discrete-event code (no SimGrid): replicas advance step by step in time order.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/serving/step_model.hpp"
+#include "workloads/requests/request_trace.hpp"
+
+namespace fleetsim {
+
+enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware };
+
+struct ServingEngineConfig {
+  int replicas = 1;
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 2048;
+  int block_size = 16;
+  long kv_blocks = 0;           ///< KV blocks per replica (> 0)
+  bool prefix_caching = false;  ///< reuse cached prompt blocks named by the requests' block hashes
+  int hash_block_tokens = 0;    ///< tokens per trace block hash (0: block_size)
+  double step_overhead_s = 0;   ///< CPU time per engine step on top of the GPU time
+  Routing routing = Routing::kRoundRobin;
+  double sample_every_s = 1;  ///< period of the queue/KV time series
+};
+
+struct RequestOutcome {
+  int replica = -1;
+  double arrival_s = 0;
+  double first_token_s = -1;  ///< -1: never produced one
+  double end_s = -1;          ///< -1: not finished
+  int preemptions = 0;
+  int cached_tokens = 0;  ///< prompt tokens served from the prefix cache
+};
+
+struct ServingSample {
+  double t = 0;
+  int replica = 0;
+  int running = 0;
+  int waiting = 0;
+  double kv_used = 0;  ///< share of KV blocks in use, [0, 1]
+};
+
+struct ServingResult {
+  std::vector<RequestOutcome> requests;  ///< in the order of the input requests
+  std::vector<ServingSample> samples;
+  long steps = 0;
+  double busy_s = 0;  ///< summed over replicas: time spent in steps
+  double end_s = 0;
+};
+
+/// Runs `requests` (sorted by arrival) on `config.replicas` identical replicas.
+ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const ServingStepModel& model,
+                               const ServingEngineConfig& config);
+
+}  // namespace fleetsim

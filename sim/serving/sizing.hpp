@@ -1,0 +1,34 @@
+#pragma once
+// Capacity sizing of a service (issue 14, `fleetsim size`): SLO attainment against the number of
+// replicas, at the trace's load and at multiples of it (arrivals compressed by the factor), and the
+// fewest replicas meeting a target attainment at each load.
+#include <iosfwd>
+#include <vector>
+
+#include "sim/serving/service.hpp"
+
+namespace fleetsim {
+
+struct SizingPoint {
+  double load = 1;  ///< arrival-rate multiple of the trace
+  int replicas = 1;
+  int gpus = 1;  ///< replicas x tensor_parallel
+  double attainment = 0;
+  double ttft_p99_s = 0;
+  double tpot_p99_s = 0;
+};
+
+struct SizingResult {
+  std::vector<SizingPoint> curve;  ///< every point run, by load then replicas
+  std::vector<int> fewest;         ///< per load: fewest replicas meeting the target (-1: none up to the max)
+};
+
+/// Runs replicas = 1, 2, ... up to max_replicas for each load until the target is met (and one more
+/// point to show the curve flattening).
+SizingResult size_service(const ServiceSpec& spec, double target, const std::vector<double>& loads,
+                          int max_replicas);
+
+/// sizing.csv: load,replicas,gpus,slo_attainment,ttft_p99_s,tpot_p99_s
+void write_sizing_csv(std::ostream& out, const SizingResult& r);
+
+}  // namespace fleetsim
