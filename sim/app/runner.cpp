@@ -60,6 +60,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     if (!names.insert(specs.back().name).second)
       throw sc.services[i].service.error("name", "duplicate service name '" + specs.back().name + "'");
   }
+  std::vector<PreparedService> prepared;
+  for (const auto& spec : specs) prepared.push_back(prepare_service(spec));
   parts.jobs = load_jobs(sc);
   parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
   JobModelParams mp;
@@ -86,7 +88,14 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   if (auto config = FailureConfig::from(sc.failures, sc.seed)) {
     failures = std::make_unique<FailureHook>(std::move(*config));
   }
+  std::vector<ReplicaDemand> demands;
+  for (const auto& spec : specs) {
+    auto d = replica_demands(spec);
+    demands.insert(demands.end(), d.begin(), d.end());
+  }
+  ServiceReservations reservations(std::move(demands));
   Simulation sim(std::move(parts));
+  if (!specs.empty()) sim.attach(reservations);
   if (network) sim.attach(*network);
   if (failures) sim.attach(*failures);
   sim.add_observer(table);
@@ -145,17 +154,18 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     out.summary["failures"] = failures->summary();
   }
   if (!specs.empty()) {
-    // Services run beside the training workload on their own replicas (not yet on the shared
-    // cluster state: issue 14).
+    // Services hold their replicas' GPUs in the cluster for the whole run (ServiceReservations, above);
+    // their requests are then simulated on those replicas.
     auto f = staging.open("requests.csv");
     write_requests_header(f);
     nlohmann::ordered_json block;
-    for (const auto& spec : specs) {
-      const ServiceRun run = run_service(spec);
-      write_requests_rows(f, spec, run);
-      block[spec.name] = run.summary;
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      write_requests_rows(f, specs[i], run);
+      block[specs[i].name] = run.summary;
     }
     out.summary["services"] = std::move(block);
+    out.summary["services_gpus_held"] = reservations.gpus_held();
   }
   {
     auto f = staging.open("summary.json");

@@ -73,6 +73,9 @@ class ClusterControl : public JobClock {
   /// touched: interrupt them first.
   virtual void node_down(int n) = 0;
   virtual void node_up(int n) = 0;
+  /// Places `r` with the scenario's placer and holds its resources for the rest of the run (e.g. an
+  /// inference service's replica): no job can use them. nullopt when it does not fit now.
+  virtual std::optional<Allocation> reserve(const Request& r) = 0;
   /// Stops running job `id` now, not by the policy's choice (a failure): its progress falls back to
   /// `done` (its last checkpoint, <= its progress now), it pays `overhead_s` (detection, restart,
   /// restore) when it next starts instead of the usual restart overhead, and it goes back to the

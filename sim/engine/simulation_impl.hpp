@@ -70,6 +70,11 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   std::vector<JobId> jobs_on_node(int n) const override;
 
   void node_down(int n) override { state_.set_down(n); }
+  std::optional<Allocation> reserve(const Request& r) override {
+    auto alloc = parts_.placer->place(r, state_);
+    if (alloc) state_.allocate(*alloc);
+    return alloc;
+  }
 
   void node_up(int n) override;
 

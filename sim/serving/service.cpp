@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "models/hardware/gpu_catalog.hpp"
+#include "models/hardware/mig.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
@@ -24,6 +25,9 @@ const KeyRegistrar kKeys{{
     {"service[]", "gpu", K::kString, "", "",
      "GPU of each replica (catalog name; its memory sizes the KV cache)"},
     {"service[]", "replicas", K::kInt, "", "1", "replicas of the engine"},
+    {"service[]", "mig", K::kString, "", "",
+     "MIG instance per replica (e.g. \"3g.40gb\" or \"3g\"; tensor_parallel 1): its share of compute and "
+     "bandwidth scales the step time, its memory holds weights and KV; empty = whole GPUs"},
     {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per replica (a profiled TP degree)"},
     {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
     {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
@@ -46,6 +50,29 @@ const KeyRegistrar kKeys{{
     {"service[]", "slo_ttft_ms", K::kFloat, "ms", "0", "time-to-first-token target (0 = none)"},
     {"service[]", "slo_tpot_ms", K::kFloat, "ms", "0", "time-per-output-token target (0 = none)"},
 }};
+
+/// A MIG instance: `share` of the GPU's compute and memory bandwidth, so every step takes 1/share as
+/// long as on the whole GPU (a 7g instance is the whole GPU).
+class SliceStepModel final : public ServingStepModel {
+ public:
+  SliceStepModel(std::unique_ptr<ServingStepModel> whole, double share)
+      : whole_(std::move(whole)), share_(share) {}
+  double step_s(const BatchShape& b) const override { return whole_->step_s(b) / share_; }
+  StepBreakdown breakdown(const BatchShape& b) const override {
+    StepBreakdown out = whole_->breakdown(b);
+    out.dense_s /= share_;
+    out.attention_s /= share_;
+    out.moe_s /= share_;
+    out.allreduce_s /= share_;
+    out.per_sequence_s /= share_;
+    return out;
+  }
+  const ServingModelFacts& model() const override { return whole_->model(); }
+
+ private:
+  std::unique_ptr<ServingStepModel> whole_;
+  double share_;
+};
 
 std::string request_format_names() {
   std::string out;
@@ -118,6 +145,21 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   }
   s.engine.replicas = positive("replicas", 1);
   s.tensor_parallel = positive("tensor_parallel", 1);
+  s.mig = t.text("mig", "");
+  if (!s.mig.empty()) {
+    const std::string canonical = gpu_spec(s.gpu).name;
+    const MigProfile* m = find_mig(canonical, s.mig);
+    if (m == nullptr) {
+      std::string valid;
+      for (const auto& p : mig_profiles(canonical)) valid += (valid.empty() ? "" : ", ") + p.name;
+      throw t.error("mig", "unknown MIG profile '" + s.mig + "' for " + canonical +
+                               (valid.empty() ? " (it has no MIG)" : " (valid: " + valid + ")"));
+    }
+    if (s.tensor_parallel != 1) throw t.error("tensor_parallel", "must be 1 with a MIG instance");
+    s.mig = m->name;
+    s.mig_share = m->compute_share();
+    s.mig_memory_gib = m->memory_gib;
+  }
   s.engine.max_num_seqs = positive("max_num_seqs", 256);
   s.engine.max_num_batched_tokens = positive("max_num_batched_tokens", 2048);
   s.engine.block_size = positive("block_size", 16);
@@ -148,15 +190,17 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
 PreparedService prepare_service(const ServiceSpec& spec) {
   PreparedService p;
   p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel);
+  if (spec.mig_share < 1) p.model = std::make_unique<SliceStepModel>(std::move(p.model), spec.mig_share);
   const GpuSpec& gpu = gpu_spec(spec.gpu);
   p.gpu = gpu.name;
   const ServingModelFacts& facts = p.model->model();
   constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const double memory_gib = spec.mig.empty() ? gpu.memory_gib : spec.mig_memory_gib;
   double kv_bytes = spec.kv_cache_gib * kGiB;
   if (kv_bytes <= 0)
-    kv_bytes = spec.tensor_parallel *
-                   (gpu.memory_gib * spec.gpu_memory_utilization - spec.non_kv_reserve_gib) * kGiB -
-               facts.weight_bytes;
+    kv_bytes =
+        spec.tensor_parallel * (memory_gib * spec.gpu_memory_utilization - spec.non_kv_reserve_gib) * kGiB -
+        facts.weight_bytes;
   if (kv_bytes <= 0 || facts.kv_bytes_per_token <= 0)
     throw spec.options.error("tensor_parallel",
                              "model " + facts.name + " (" + fmt(facts.weight_bytes / kGiB, 1) +
@@ -184,9 +228,12 @@ double slo_attainment(const ServiceSpec& spec, const std::vector<ServingRequest>
 }
 
 ServiceRun run_service(const ServiceSpec& spec) {
+  return run_service(spec, prepare_service(spec));
+}
+
+ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   const auto t0 = std::chrono::steady_clock::now();
   ServiceRun run;
-  PreparedService p = prepare_service(spec);
   const ServingModelFacts& facts = p.model->model();
   const ServingEngineConfig& engine = p.engine;
   run.kv_blocks = engine.kv_blocks;
@@ -218,6 +265,7 @@ ServiceRun run_service(const ServiceSpec& spec) {
   j["gpu"] = p.gpu;
   j["replicas"] = engine.replicas;
   j["tensor_parallel"] = spec.tensor_parallel;
+  j["mig"] = spec.mig;
   j["kv_blocks_per_replica"] = engine.kv_blocks;
   j["requests"] = static_cast<long>(run.requests.size());
   j["completed"] = completed;
@@ -235,6 +283,18 @@ ServiceRun run_service(const ServiceSpec& spec) {
   j["steps"] = run.result.steps;
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
+}
+
+std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
+  const InputError at = spec.options.error("replicas", "");
+  ReplicaDemand d;
+  d.service = spec.name;
+  d.gpu = gpu_spec(spec.gpu).name;
+  d.gpus = spec.mig.empty() ? spec.tensor_parallel : 1;
+  d.gpu_milli = spec.mig.empty() ? 1000 : static_cast<int>(std::floor(1000 * spec.mig_share + 1e-9));
+  d.file = at.file();
+  d.line = at.line();
+  return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
 }
 
 void write_requests_header(std::ostream& out) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/serving/service_hook.hpp"
 #include "sim/serving/serving_engine.hpp"
 #include "workloads/base/options.hpp"
 
@@ -20,6 +21,9 @@ struct ServiceSpec {
   std::string profiles;  ///< per-layer profile folder (<dtype>/ with meta.yaml and tp<N>/)
   std::string gpu;       ///< catalog GPU name (memory for the KV cache)
   int tensor_parallel = 1;
+  std::string mig;       ///< MIG instance per replica ("3g.40gb"); empty: whole GPUs
+  double mig_share = 1;  ///< its share of the GPU's compute (and of the cluster GPU it holds)
+  double mig_memory_gib = 0;
   double gpu_memory_utilization = 0.9;
   double non_kv_reserve_gib = 1.5;  ///< per GPU: activations, CUDA graphs, allocator slack
   double kv_cache_gib = 0;          ///< per replica; 0 = from memory
@@ -29,6 +33,9 @@ struct ServiceSpec {
   double slo_tpot_s = 0;  ///< 0: no TPOT target
   Options options;        ///< the table, for messages (file, line, key)
 };
+
+/// The cluster GPUs each replica of `spec` holds (for ServiceReservations).
+std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec);
 
 /// Reads one [[service]] table (index i). Throws InputError naming file, line and key.
 ServiceSpec service_spec(const Options& table, const Options& requests, int index, std::uint64_t seed,
@@ -61,6 +68,8 @@ struct ServiceRun {
 /// requests, completed, ttft/tpot/e2e {mean,p50,p90,p99}_s, slo_attainment, goodput_rps,
 /// output_tokens_per_s, gpu_hours, kv_blocks_per_replica, steps, wall_s).
 ServiceRun run_service(const ServiceSpec& spec);
+/// The same on a service prepared beforehand (prepare_service: bad input surfaces before anything runs).
+ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
 
 /// requests.csv: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
 /// tpot_s,e2e_s,replica,preemptions,cached_tokens (empty times for requests that never finished).

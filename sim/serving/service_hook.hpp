@@ -1,0 +1,38 @@
+#pragma once
+// Services on the training cluster (issue 14): a ClusterHook that, before the first event, places
+// every replica of every [[service]] with the scenario's placer (a whole GPU per TP rank on one node,
+// or one MIG slice) and holds those GPUs for the whole run, so training jobs get what is left. A
+// replica that does not fit is an input error naming the service's key. Static: replicas are not
+// moved, scaled or released while the simulation runs.
+#include <string>
+#include <vector>
+
+#include "sim/engine/hooks.hpp"
+
+namespace fleetsim {
+
+struct ReplicaDemand {
+  std::string service;
+  std::string gpu;       ///< canonical catalog name
+  int gpus = 1;          ///< whole GPUs (TP), or 1 with a MIG slice
+  int gpu_milli = 1000;  ///< < 1000: a MIG slice's share
+  std::string file;      ///< where the service is declared, for messages
+  long line = 0;
+};
+
+class ServiceReservations final : public ClusterHook {
+ public:
+  explicit ServiceReservations(std::vector<ReplicaDemand> demands) : demands_(std::move(demands)) {}
+  void attach(ClusterControl& control, std::size_t jobs) override;
+  /// Per demand (replica), the nodes it got, after attach().
+  const std::vector<std::vector<int>>& nodes() const { return nodes_; }
+  /// GPUs held (whole GPUs, a slice counted by its share).
+  double gpus_held() const { return held_; }
+
+ private:
+  std::vector<ReplicaDemand> demands_;
+  std::vector<std::vector<int>> nodes_;
+  double held_ = 0;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,105 @@
+// Services on the training cluster (issue 14): replicas hold GPUs (whole, TP or MIG slices) that
+// training jobs then cannot use; MIG slices scale a replica's speed and memory.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "tests/sim_harness.hpp"
+#include "tests/test_util.hpp"
+#include "workloads/base/input_error.hpp"
+
+using namespace fleetsim;
+
+namespace {
+
+const std::string kData = std::string(FLEETSIM_SOURCE_DIR) + "/tests/data/serving";
+
+/// A cluster of 2 nodes x 4 A100-80GB, two 4-GPU training jobs of 100 s at t = 0, and a tiny service.
+struct Shared {
+  std::filesystem::path dir = test::temp_dir("serve-cluster");
+  ~Shared() { std::filesystem::remove_all(dir); }
+  nlohmann::ordered_json run(const std::string& service_keys) {
+    test::write_file(dir / "jobs.csv", "id,submit,duration,gpus\nA,0,100,4\nB,0,100,4\n");
+    test::write_file(dir / "r.jsonl",
+                     "{\"input_toks\": 24, \"output_toks\": 3, \"arrival_time_ns\": 0}\n"
+                     "{\"input_toks\": 32, \"output_toks\": 9, \"arrival_time_ns\": 1000000}\n");
+    const std::string toml =
+        "[cluster]\n[[cluster.pool]]\nnodes = 2\ngpus_per_node = 4\ngpu = \"A100-80GB\"\n"
+        "[workload]\nformat = \"csv\"\npath = \"jobs.csv\"\n[workload.columns]\nid = \"id\"\nsubmit = "
+        "\"submit\"\n"
+        "duration = \"duration\"\ngpus = \"gpus\"\n[scheduler]\npolicy = \"fifo-skip\"\nplacement = "
+        "\"first-fit\"\n"
+        "[[service]]\nname = \"tiny\"\nmodel = \"" +
+        kData + "/" + model + "-config.json\"\nprofiles = \"" + kData + "/" + model +
+        "/bf16\"\ngpu = \"A100-80GB\"\n" + service_keys +
+        "[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n[output]\ndir = \"out\"\n";
+    const Scenario sc = parse_scenario(toml, (dir / "s.toml").string(), dir.string());
+    RunOptions opt;
+    opt.quiet = true;
+    auto summary = run_scenario(sc, opt).summary;
+    jobs = test::read_jobs_csv(dir / "out" / "jobs.csv");
+    return summary;
+  }
+  std::map<std::string, test::JobRow> jobs;
+  std::string model = "tiny";  ///< tests/data/serving/<model>/bf16 and <model>-config.json
+};
+
+std::string error_of(Shared& s, const std::string& keys) {
+  try {
+    s.run(keys);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("services on the cluster: replicas hold GPUs that training jobs then wait for") {
+  Shared none;
+  none.run("replicas = 1\nmig = \"1g\"\n");  // one 1g slice on node 0: job A (first-fit) takes node 1
+  CHECK(none.jobs["A"].end == doctest::Approx(100));
+  CHECK(none.jobs["B"].start == doctest::Approx(100));  // node 0 has 3 whole GPUs free + a slice: B waits
+  Shared tp;
+  tp.model = "tiny-moe";  // profiled at TP 1 and 2
+  const auto s = tp.run("replicas = 1\ntensor_parallel = 2\nkv_cache_gib = 0.001\n");  // 2 GPUs of node 0
+  CHECK(s["services_gpus_held"] == 2);
+  CHECK(tp.jobs["A"].start == doctest::Approx(0));
+  CHECK(tp.jobs["B"].start == doctest::Approx(100));
+  CHECK(tp.jobs["B"].end == doctest::Approx(200));
+  CHECK(s["services"]["tiny"]["completed"] == 2);
+}
+
+TEST_CASE("services on the cluster: MIG 7g equals the whole GPU, 1g is never faster than 2g") {
+  Shared whole, g7, g2, g1;
+  const auto w = whole.run("kv_cache_gib = 0.001\n")["services"]["tiny"];
+  const auto s7 = g7.run("mig = \"7g.80gb\"\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  const auto s2 = g2.run("mig = \"2g\"\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  const auto s1 = g1.run("mig = \"1g.10gb\"\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  CHECK(s7["ttft_mean_s"].get<double>() == doctest::Approx(w["ttft_mean_s"].get<double>()));
+  CHECK(s7["e2e_p99_s"].get<double>() == doctest::Approx(w["e2e_p99_s"].get<double>()));
+  CHECK(s1["ttft_mean_s"].get<double>() >= s2["ttft_mean_s"].get<double>());
+  CHECK(s1["e2e_mean_s"].get<double>() >= s2["e2e_mean_s"].get<double>());
+  // A 2g slice has 2/7 of the compute: a lone request's TTFT is 3.5x the whole GPU's.
+  CHECK(s2["ttft_p50_s"].get<double>() > w["ttft_p50_s"].get<double>());
+  CHECK(s2["mig"] == "2g.20gb");
+}
+
+TEST_CASE("services on the cluster: unknown MIG profiles and replicas that do not fit are input errors") {
+  Shared s;
+  std::string m = error_of(s, "mig = \"5g\"\n");
+  CHECK(m.find("s.toml") != std::string::npos);
+  CHECK(
+      m.find("unknown MIG profile '5g' for A100-80GB (valid: 1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb)") !=
+      std::string::npos);
+  m = error_of(s, "mig = \"2g\"\ntensor_parallel = 2\n");
+  CHECK(m.find("must be 1 with a MIG instance") != std::string::npos);
+  s.model = "tiny-moe";  // 5 replicas of TP 2 on 8 GPUs: the fifth does not fit
+  m = error_of(s, "replicas = 5\ntensor_parallel = 2\nkv_cache_gib = 0.001\n");
+  CHECK(m.find("replica 5") != std::string::npos);
+  CHECK(m.find("does not fit in the cluster") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(s.dir / "out" / "jobs.csv"));
+}
