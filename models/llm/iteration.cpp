@@ -99,8 +99,8 @@ double stage_memory_bytes(const TransformerConfig& m, const TrainingSetup& s, in
     per_layer = 2 * sbh / (s.sequence_parallel ? t : 1);
   } else {
     const double keep_attn = s.recompute == Recompute::selective ? 0 : 1;
-    per_layer = s.sequence_parallel ? sbh * (34 + keep_attn * attn) / t
-                                    : sbh * (10 + 24 / t + keep_attn * attn / t);
+    per_layer =
+        s.sequence_parallel ? sbh * (34 + keep_attn * attn) / t : sbh * (10 + 24 / t + keep_attn * attn / t);
   }
   if (!(s.dtype == DType::fp16 || s.dtype == DType::bf16)) per_layer *= 2;
   const long m_count = s.microbatches();
@@ -118,8 +118,8 @@ double stage_memory_bytes(const TransformerConfig& m, const TrainingSetup& s, in
 
 std::string Prediction::dominant() const {
   const std::pair<const char*, double> parts[] = {
-      {"compute", compute_s}, {"tp", tp_s},       {"ep", ep_s},
-      {"bubble", bubble_s},   {"pp", pp_s},       {"dp", dp_exposed_s},
+      {"compute", compute_s},     {"tp", tp_s},    {"ep", ep_s},
+      {"bubble", bubble_s},       {"pp", pp_s},    {"dp", dp_exposed_s},
       {"optimizer", optimizer_s}, {"host", host_s}};
   const auto* best = std::max_element(std::begin(parts), std::end(parts),
                                       [](const auto& x, const auto& y) { return x.second < y.second; });
@@ -170,8 +170,8 @@ Prediction predict_iteration(const TransformerConfig& m, const TrainingSetup& s,
   const double v = s.schedule == PipelineSchedule::interleaved ? s.virtual_stages : 1;
   out.bubble_s = (sum - (c.forward_s + c.backward_s)) / v;
   if (s.pp > 1) {
-    const double act = static_cast<double>(s.micro_batch * s.seq * m.hidden) * elem /
-                       (s.sequence_parallel ? s.tp : 1);
+    const double act =
+        static_cast<double>(s.micro_batch * s.seq * m.hidden) * elem / (s.sequence_parallel ? s.tp : 1);
     const double p2p = timer.collective(Collective::send_recv, act, 2, s.tp * s.dp);
     out.pp_s = 2 * (mb + s.pp - 2) * p2p;
     if (m.tied_embeddings) {  // embedding and head share weights: first and last stage sync their grads
@@ -213,7 +213,8 @@ Prediction predict_iteration(const TransformerConfig& m, const TrainingSetup& s,
   if (out.memory_capacity > 0 && out.memory_bytes > out.memory_capacity) {
     out.feasible = false;
     out.infeasible = "needs " + std::to_string(static_cast<long>(out.memory_bytes / 1e9)) + " GB per GPU, " +
-                     p.gpu->name + " has " + std::to_string(static_cast<long>(out.memory_capacity / 1e9)) + " GB";
+                     p.gpu->name + " has " + std::to_string(static_cast<long>(out.memory_capacity / 1e9)) +
+                     " GB";
   }
   return out;
 }

@@ -85,12 +85,13 @@ double TransformerConfig::layer_params() const {
   const double h = static_cast<double>(hidden);
   const double q = static_cast<double>(heads * head_dim), kv = static_cast<double>(kv_heads * head_dim);
   const double attention = h * (q + 2 * kv) + (q + 2 * kv) + q * h + h;  // weights and biases
-  const double norms = 4 * h;                                             // two norms, weight and bias
+  const double norms = 4 * h;                                            // two norms, weight and bias
   const double mats = gated_mlp ? 3.0 : 2.0;
   const auto mlp_of = [&](double inter) { return mats * h * inter + inter + h; };
-  const double mlp = experts > 0 ? static_cast<double>(experts) * mlp_of(static_cast<double>(moe_intermediate)) +
-                                       h * static_cast<double>(experts)
-                                 : mlp_of(static_cast<double>(intermediate));
+  const double mlp = experts > 0
+                         ? static_cast<double>(experts) * mlp_of(static_cast<double>(moe_intermediate)) +
+                               h * static_cast<double>(experts)
+                         : mlp_of(static_cast<double>(intermediate));
   return attention + norms + mlp;
 }
 
@@ -115,8 +116,9 @@ TransformerConfig read_transformer_config(const std::string& path) {
   m.heads = c.required({"num_attention_heads", "n_head"});
   m.kv_heads = c.flag("multi_query", false) ? 1 : c.optional({"num_key_value_heads"}, m.heads);
   if (m.hidden % m.heads != 0 && !c.has("head_dim"))
-    throw InputError(path, c.line_of("num_attention_heads"), "num_attention_heads",
-                     "hidden size " + std::to_string(m.hidden) + " is not a multiple of the heads, and no head_dim");
+    throw InputError(
+        path, c.line_of("num_attention_heads"), "num_attention_heads",
+        "hidden size " + std::to_string(m.hidden) + " is not a multiple of the heads, and no head_dim");
   m.head_dim = c.optional({"head_dim"}, m.hidden / m.heads);
   m.intermediate = c.optional({"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
   m.vocab = c.required({"vocab_size"});
@@ -133,7 +135,8 @@ TransformerConfig read_transformer_config(const std::string& path) {
   if (act.empty()) act = c.text("activation_function");
   m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish";
   const bool rotary = c.has("rope_theta") || c.has("rotary_dim") || m.model_type == "llama" ||
-                      m.model_type == "mistral" || m.model_type == "mixtral" || m.model_type.starts_with("qwen");
+                      m.model_type == "mistral" || m.model_type == "mixtral" ||
+                      m.model_type.starts_with("qwen");
   m.max_positions = rotary ? 0 : c.optional({"max_position_embeddings", "n_positions", "n_ctx"}, 0);
   m.tied_embeddings = c.flag("tie_word_embeddings", true);
   return m;
@@ -196,8 +199,8 @@ void validate(const TransformerConfig& m, const TrainingSetup& s, const std::str
   if (s.micro_batch < 1) fail("micro_batch", "must be at least 1");
   if (s.global_batch < 1) fail("global_batch", "must be at least 1");
   if (m.heads % s.tp != 0)
-    fail("tp", "tensor parallelism " + std::to_string(s.tp) + " does not divide the " + std::to_string(m.heads) +
-                   " attention heads");
+    fail("tp", "tensor parallelism " + std::to_string(s.tp) + " does not divide the " +
+                   std::to_string(m.heads) + " attention heads");
   if (m.kv_heads % s.tp != 0 && s.tp % m.kv_heads != 0)
     fail("tp", "tensor parallelism " + std::to_string(s.tp) + " and the " + std::to_string(m.kv_heads) +
                    " key/value heads do not divide one another");
@@ -205,8 +208,9 @@ void validate(const TransformerConfig& m, const TrainingSetup& s, const std::str
     fail("pp", "pipeline parallelism " + std::to_string(s.pp) + " exceeds the " + std::to_string(m.layers) +
                    " layers");
   if (s.global_batch % (s.micro_batch * s.dp) != 0)
-    fail("global_batch", "global batch " + std::to_string(s.global_batch) + " is not a multiple of micro batch x dp = " +
-                             std::to_string(s.micro_batch * s.dp));
+    fail("global_batch",
+         "global batch " + std::to_string(s.global_batch) +
+             " is not a multiple of micro batch x dp = " + std::to_string(s.micro_batch * s.dp));
   if (s.ep > 1 && (m.experts == 0 || m.experts % s.ep != 0))
     fail("ep", "expert parallelism " + std::to_string(s.ep) + " does not divide the " +
                    std::to_string(m.experts) + " experts");

@@ -59,8 +59,8 @@ Recompute parse_recompute(std::string_view text, const std::string& file, const 
 
 struct TrainingSetup {
   long seq = 2048;
-  long global_batch = 8;  ///< sequences per iteration, all data-parallel replicas together
-  long micro_batch = 1;   ///< sequences per micro-batch
+  long global_batch = 8;      ///< sequences per iteration, all data-parallel replicas together
+  long micro_batch = 1;       ///< sequences per micro-batch
   DType dtype = DType::bf16;  ///< fp32, or fp16/bf16 mixed precision (fp32 master weights and Adam)
   int tp = 1, pp = 1, dp = 1, ep = 1;
   int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved schedule)

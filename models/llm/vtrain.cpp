@@ -45,8 +45,9 @@ std::vector<MeasuredCase> read_vtrain_csv(const std::string& path, const Trainin
   if (!line.empty() && line.back() == '\r') line.pop_back();
   const auto header = split(line, ',');
   if (header.size() != kColumns.size())
-    throw InputError(path, 1, "", "not a vTrain ground-truth CSV (expected the 11 columns '# GPUs,...,"
-                                  "iteration time (ms)')");
+    throw InputError(path, 1, "",
+                     "not a vTrain ground-truth CSV (expected the 11 columns '# GPUs,...,"
+                     "iteration time (ms)')");
   for (std::size_t i = 0; i < kColumns.size(); ++i)
     if (std::string(trim(header[i])) != kColumns[i])
       throw InputError(path, 1, kColumns[i], "expected this column, found '" + std::string(header[i]) + "'");
@@ -72,7 +73,8 @@ std::vector<MeasuredCase> read_vtrain_csv(const std::string& path, const Trainin
     if (c.measured_s <= 0) throw InputError(path, n, kColumns[10], "must be positive");
     c.setup = base;
     c.setup.global_batch = v[1], c.setup.micro_batch = v[2], c.setup.seq = v[6];
-    c.setup.tp = static_cast<int>(v[7]), c.setup.dp = static_cast<int>(v[8]), c.setup.pp = static_cast<int>(v[9]);
+    c.setup.tp = static_cast<int>(v[7]), c.setup.dp = static_cast<int>(v[8]),
+    c.setup.pp = static_cast<int>(v[9]);
     if (static_cast<long>(c.setup.gpus()) != v[0])
       throw InputError(path, n, kColumns[0], "is not tp x dp x pp = " + std::to_string(c.setup.gpus()));
     c.model = gpt_config(v[5], v[3], v[4], megatron_padded_vocab(50257, c.setup.tp), v[6]);
