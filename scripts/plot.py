@@ -6,7 +6,8 @@ Usage: scripts/plot.py RESULTS_DIR [RESULTS_DIR ...]   (several folders: curves 
 
 Writes into the first folder: jct_cdf.png (CDF of job completion time), utilization.png (busy GPUs
 over time), queue.png (running and queued jobs over time) and, for network-fidelity runs (a
-link_tiers.csv), link_tiers.png (utilization of each fabric tier over time). Uses matplotlib and
+link_tiers.csv), link_tiers.png (utilization of each fabric tier over time); for runs with services
+(a requests.csv), latency_cdf.png and serving_queue.png (scripts/plot_serving.py). Uses matplotlib and
 pandas (Debian).
 """
 import json
@@ -100,6 +101,12 @@ def plot(folders):
     tiers_path = os.path.join(out, "link_tiers.csv")
     if os.path.exists(tiers_path):
         written.append(plot_link_tiers(pd.read_csv(tiers_path), runs[0][3], out))
+    if os.path.exists(os.path.join(out, "requests.csv")):  # services: scripts/plot_serving.py
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import plot_serving  # noqa: E402
+
+        plot_serving.plot(out)
+        written += [os.path.join(out, n) for n in ("latency_cdf.png", "serving_queue.png")]
     return written
 
 

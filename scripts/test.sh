@@ -45,6 +45,7 @@ run_ctest build-asan "ASan+UBSan" env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=
 echo "== plot script"
 /usr/bin/python3 scripts/plot.py --self-test
 /usr/bin/python3 scripts/plot_calibration.py --self-test
+/usr/bin/python3 scripts/plot_serving.py --self-test
 /usr/bin/python3 scripts/calibrate/compare_sweeps.py --self-test
 
 echo "test.sh: all tests passed"

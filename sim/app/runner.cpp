@@ -157,11 +157,14 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     // Services hold their replicas' GPUs in the cluster for the whole run (ServiceReservations, above);
     // their requests are then simulated on those replicas.
     auto f = staging.open("requests.csv");
+    auto series_file = staging.open("serving_timeseries.csv");
     write_requests_header(f);
+    write_serving_series_header(series_file);
     nlohmann::ordered_json block;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const ServiceRun run = run_service(specs[i], std::move(prepared[i]));
       write_requests_rows(f, specs[i], run);
+      write_serving_series_rows(series_file, specs[i], run);
       block[specs[i].name] = run.summary;
     }
     out.summary["services"] = std::move(block);
@@ -172,7 +175,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     f << out.summary.dump(2) << '\n';
   }
   staging.commit({"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv",
-                  "failures.csv", "failure_jobs.csv", "requests.csv"});
+                  "failures.csv", "failure_jobs.csv", "requests.csv", "serving_timeseries.csv"});
   out.out_dir = sc.output.dir;
   return out;
 }

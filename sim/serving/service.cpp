@@ -321,4 +321,14 @@ void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const Servi
   }
 }
 
+void write_serving_series_header(std::ostream& out) {
+  out << "service,t_s,replica,running,waiting,kv_used\n";
+}
+
+void write_serving_series_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run) {
+  for (const auto& s : run.result.samples)
+    out << csv_field(spec.name) << ',' << fmt(s.t) << ',' << s.replica << ',' << s.running << ',' << s.waiting
+        << ',' << fmt(s.kv_used) << '\n';
+}
+
 }  // namespace fleetsim

@@ -76,4 +76,9 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
 void write_requests_header(std::ostream& out);
 void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run);
 
+/// serving_timeseries.csv: service,t_s,replica,running,waiting,kv_used (each replica sampled at its
+/// first step of every second).
+void write_serving_series_header(std::ostream& out);
+void write_serving_series_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run);
+
 }  // namespace fleetsim
