@@ -179,5 +179,14 @@ TEST_CASE("llm plan: the CLI writes plan.csv and plan.json, or exits 2 with noth
   CHECK(fs::exists(dir / "out" / "plan.csv"));
   CHECK(fs::exists(dir / "out" / "plan.json"));
   CHECK(test::read_file(dir / "out" / "plan.json").find("\"searched\"") != std::string::npos);
+  // A scenario's first pool (2 DGX H100 servers) and network.
+  const std::string scenario = std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/h100-superpod.toml";
+  r = test::run_fleetsim(
+      "llm plan --model " + cfg + " --platform " + scenario +
+      " --set cluster.pool.0.nodes=2 --seq 128 --global-batch 8 --tokens 1e6 --all-gpus --out " + out);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("16 x H100") != std::string::npos);
+  const std::string csv = test::read_file(dir / "out" / "plan.csv");
+  CHECK(csv.find("\n1,16,") != std::string::npos);
   fs::remove_all(dir);
 }
