@@ -354,6 +354,7 @@ ServingTables read_serving_tables(const std::string& profile_dir, int tp, bool n
   }
   ServingTables t;
   if (const YamlNode* m = meta.find("model")) t.model_name = m->scalar;
+  if (const YamlNode* h = meta.find("hardware")) t.hardware = h->scalar;
   t.dense = layer_tables((tp_dir / "dense.csv").string(), "tokens", "dense table");
   t.per_sequence = layer_tables((tp_dir / "per_sequence.csv").string(), "sequences", "per-sequence table");
   t.attention = read_attention((tp_dir / "attention.csv").string());

@@ -75,6 +75,7 @@ struct ServingTables {
   int moe_tp = 1;                            ///< the TP degree the MoE table was measured at
   SkewFit skew;
   std::string model_name;  ///< meta.yaml `model`, "" if absent
+  std::string hardware;    ///< meta.yaml `hardware` (the profiled GPU), "" if absent
 };
 
 /// Reads <profile_dir>/meta.yaml and tp<tp>/{dense,per_sequence,attention}.csv (moe.csv of tp<tp>

@@ -67,6 +67,7 @@ class ProfiledStepModel final : public ServingStepModel {
                     ServingStepOptions options)
       : config_(std::move(config)), tables_(std::move(tables)), tp_(tp), options_(std::move(options)) {
     if (!tables_.model_name.empty()) config_.facts.name = tables_.model_name;
+    config_.facts.profiled_gpu = tables_.hardware;
     for (const auto& [name, grid] : tables_.dense) {
       if (name == "embedding" || name == "final_layernorm") {
         once_.push_back(&grid);

@@ -33,6 +33,7 @@ struct ServingModelFacts {
   double weight_bytes = 0;        ///< all parameters, whole model (divide by TP per GPU)
   double kv_bytes_per_token = 0;  ///< K and V of all layers for one token, whole model
   bool moe = false;
+  std::string profiled_gpu;  ///< the GPU the profiles were measured on (meta.yaml `hardware`), "" if unknown
 };
 
 /// Where one iteration's time goes (seconds, whole model: all decoder layers summed).

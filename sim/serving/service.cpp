@@ -74,6 +74,48 @@ class SliceStepModel final : public ServingStepModel {
   double share_;
 };
 
+/// A GPU without a profile, timed from the profiled GPU through the catalog (roofline transfer):
+/// a per-token module of T tokens (GEMMs over the weights: about T FLOPs per weight byte) scales by
+/// max(T / peak, 1 / bandwidth) on the target over the same on the profiled GPU, so decode-sized
+/// batches follow memory bandwidth and large prefills follow the BF16 tensor peak; per-sequence
+/// modules (lm_head) the same with T = sequences; attention by the prefill-token share of the batch
+/// (compute) and the decode share (bandwidth: KV reads); TP all-reduces unchanged (the fabric).
+class ExtrapolatedStepModel final : public ServingStepModel {
+ public:
+  ExtrapolatedStepModel(std::unique_ptr<ServingStepModel> src, const GpuSpec& from, const GpuSpec& to)
+      : src_(std::move(src)),
+        peak_from_(peak(from)),
+        peak_to_(peak(to)),
+        bw_from_(from.memory_bw_gbs),
+        bw_to_(to.memory_bw_gbs) {}
+  double step_s(const BatchShape& b) const override { return breakdown(b).total_s(); }
+  StepBreakdown breakdown(const BatchShape& b) const override {
+    StepBreakdown out = src_->breakdown(b);
+    double prefill = 0;
+    for (const auto& c : b.prefills) prefill += c.tokens;
+    const auto decodes = static_cast<double>(b.decode_kv.size());
+    const double tokens = prefill + decodes, sequences = static_cast<double>(b.prefills.size()) + decodes;
+    out.dense_s *= roofline(tokens);
+    out.moe_s *= roofline(tokens);
+    out.per_sequence_s *= roofline(sequences);
+    if (tokens > 0)
+      out.attention_s *= (prefill * peak_from_ / peak_to_ + decodes * bw_from_ / bw_to_) / tokens;
+    return out;
+  }
+  const ServingModelFacts& model() const override { return src_->model(); }
+
+ private:
+  static double peak(const GpuSpec& g) { return g.bf16_tflops > 0 ? g.bf16_tflops : g.fp16_tflops; }
+  /// Time ratio target / profiled of a GEMM pass over the weights with intensity ~t FLOPs per byte.
+  double roofline(double t) const {
+    const double to = std::max(t / (peak_to_ * 1e12), 1.0 / (bw_to_ * 1e9));
+    const double from = std::max(t / (peak_from_ * 1e12), 1.0 / (bw_from_ * 1e9));
+    return to / from;
+  }
+  std::unique_ptr<ServingStepModel> src_;
+  double peak_from_, peak_to_, bw_from_, bw_to_;
+};
+
 std::string request_format_names() {
   std::string out;
   for (const auto& e : request_readers().entries()) out += (out.empty() ? "" : ", ") + e.name;
@@ -190,9 +232,20 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
 PreparedService prepare_service(const ServiceSpec& spec) {
   PreparedService p;
   p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel);
-  if (spec.mig_share < 1) p.model = std::make_unique<SliceStepModel>(std::move(p.model), spec.mig_share);
   const GpuSpec& gpu = gpu_spec(spec.gpu);
   p.gpu = gpu.name;
+  if (const GpuSpec* from = find_gpu(p.model->model().profiled_gpu);
+      from != nullptr && from->name != gpu.name) {
+    const bool known = (from->bf16_tflops > 0 || from->fp16_tflops > 0) &&
+                       (gpu.bf16_tflops > 0 || gpu.fp16_tflops > 0) && from->memory_bw_gbs > 0 &&
+                       gpu.memory_bw_gbs > 0;
+    if (!known)
+      throw spec.options.error("gpu", "cannot extrapolate the " + from->name + " profiles to " + gpu.name +
+                                          ": the catalog lacks its FP16/BF16 peak or memory bandwidth");
+    p.extrapolated_from = from->name;
+    p.model = std::make_unique<ExtrapolatedStepModel>(std::move(p.model), *from, gpu);
+  }
+  if (spec.mig_share < 1) p.model = std::make_unique<SliceStepModel>(std::move(p.model), spec.mig_share);
   const ServingModelFacts& facts = p.model->model();
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   const double memory_gib = spec.mig.empty() ? gpu.memory_gib : spec.mig_memory_gib;
@@ -266,6 +319,8 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   j["replicas"] = engine.replicas;
   j["tensor_parallel"] = spec.tensor_parallel;
   j["mig"] = spec.mig;
+  j["extrapolated"] = !p.extrapolated_from.empty();
+  j["profiled_gpu"] = p.extrapolated_from.empty() ? p.gpu : p.extrapolated_from;
   j["kv_blocks_per_replica"] = engine.kv_blocks;
   j["requests"] = static_cast<long>(run.requests.size());
   j["completed"] = completed;

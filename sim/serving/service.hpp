@@ -47,7 +47,8 @@ struct PreparedService {
   std::unique_ptr<ServingStepModel> model;
   ServingEngineConfig engine;
   std::vector<ServingRequest> requests;
-  std::string gpu;  ///< canonical catalog name
+  std::string gpu;                ///< canonical catalog name
+  std::string extrapolated_from;  ///< the profiled GPU when the service runs on another one ("" if not)
 };
 PreparedService prepare_service(const ServiceSpec& spec);
 

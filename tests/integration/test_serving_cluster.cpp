@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/app/runner.hpp"
@@ -102,4 +103,38 @@ TEST_CASE("services on the cluster: unknown MIG profiles and replicas that do no
   CHECK(m.find("replica 5") != std::string::npos);
   CHECK(m.find("does not fit in the cluster") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(s.dir / "out" / "jobs.csv"));
+}
+
+TEST_CASE("services on an unprofiled GPU: extrapolated through the catalog, and labelled so") {
+  // The tiny profile, declared as measured on an A10 (600 GB/s, 125 TFLOP/s BF16), served on an
+  // A100-80GB (2,039 GB/s, 312 TFLOP/s): decode steps are memory-bound on both (1 token per weight
+  // byte is far below either ridge point), so every part of a decode step scales by 600 / 2039.
+  const auto dir = test::temp_dir("serve-extrapolate");
+  std::filesystem::copy(kData + "/tiny", dir / "tiny", std::filesystem::copy_options::recursive);
+  {
+    std::ofstream meta(dir / "tiny" / "bf16" / "meta.yaml", std::ios::app);
+    meta << "hardware: A10\n";
+  }
+  test::write_file(dir / "r.jsonl", "{\"input_toks\": 24, \"output_toks\": 9, \"arrival_time_ns\": 0}\n");
+  auto run = [&](const std::string& gpu) {
+    const std::string toml =
+        "[cluster]\n[[cluster.pool]]\nnodes = 1\ngpus_per_node = 1\ngpu = \"" + gpu +
+        "\"\n[[service]]\nname = \"tiny\"\nmodel = \"" + kData + "/tiny-config.json\"\nprofiles = \"" +
+        (dir / "tiny" / "bf16").string() + "\"\ngpu = \"" + gpu +
+        "\"\nkv_cache_gib = 0.001\n[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n"
+        "[output]\ndir = \"out-" +
+        gpu + "\"\n";
+    const Scenario sc = parse_scenario(toml, (dir / "s.toml").string(), dir.string());
+    RunOptions opt;
+    opt.quiet = true;
+    return run_scenario(sc, opt).summary["services"]["tiny"];
+  };
+  const auto a10 = run("A10");
+  const auto a100 = run("A100-80GB");
+  CHECK(a10["extrapolated"] == false);
+  CHECK(a100["extrapolated"] == true);
+  CHECK(a100["profiled_gpu"] == "A10");
+  CHECK(a100["tpot_mean_s"].get<double>() == doctest::Approx(a10["tpot_mean_s"].get<double>() * 600 / 2039));
+  CHECK(a100["ttft_mean_s"].get<double>() < a10["ttft_mean_s"].get<double>());
+  std::filesystem::remove_all(dir);
 }

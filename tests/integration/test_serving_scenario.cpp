@@ -155,11 +155,12 @@ Stats measured(const std::string& jsonl) {
   return {mean(ttft), p99(ttft), mean(tpot), p99(tpot), mean(e2e), p99(e2e)};
 }
 
-Stats simulated(const std::string& hw) {
+Stats simulated(const std::string& hw, const std::vector<std::string>& sets = {}) {
   const auto dir = test::temp_dir("serve-" + hw);
-  const Scenario sc =
-      load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/serving-llama8b-" + lower(hw) + ".toml",
-                    {"output.dir=" + (dir / "out").string()});
+  std::vector<std::string> all = sets;
+  all.push_back("output.dir=" + (dir / "out").string());
+  const Scenario sc = load_scenario(
+      std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/serving-llama8b-" + lower(hw) + ".toml", all);
   RunOptions opt;
   opt.quiet = true;
   const auto s = run_scenario(sc, opt).summary["services"]["llama-3.1-8b"];
@@ -223,4 +224,18 @@ TEST_CASE(
   CHECK(r.fewest[0] > 1);
   CHECK(r.fewest[1] >= r.fewest[0]);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "serving accuracy: RTX 4090 profiles extrapolated to the RTX PRO 6000 run (catalog roofline transfer)") {
+  // README "LLM serving": TTFT -26%, TPOT -9%, E2E -14% on the means; bounds hold today's figures.
+  const std::string run = "serving/llmservingsim/runs/RTXPRO6000-Llama-3.1-8B/requests.jsonl";
+  const std::string profile = "serving/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16";
+  test::require_shared(run);
+  test::require_shared(profile);
+  const Stats m = measured(test::shared_path(run));
+  const Stats s = simulated("RTXPRO6000", {"service.0.profiles=" + test::shared_path(profile)});
+  CHECK(s.tpot_mean == doctest::Approx(m.tpot_mean).epsilon(0.12));
+  CHECK(s.e2e_mean == doctest::Approx(m.e2e_mean).epsilon(0.17));
+  CHECK(s.ttft_mean == doctest::Approx(m.ttft_mean).epsilon(0.30));
 }
