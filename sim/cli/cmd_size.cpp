@@ -5,12 +5,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/app/scenario.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/serving/sizing.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
 namespace {
@@ -21,8 +24,24 @@ struct SizeArgs {
   std::vector<double> loads{1, 2, 4};
   int max_replicas = 64;
   std::vector<std::string> sets;
+  std::vector<std::string> gpus;    ///< GPU types to compare (default: the service's)
+  std::vector<std::string> prices;  ///< TYPE=USD per GPU-hour
   bool quiet = false;
 };
+
+/// TYPE=PRICE pairs -> canonical type -> USD per GPU-hour.
+std::map<std::string, double> parse_prices(const std::vector<std::string>& items) {
+  std::map<std::string, double> out;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw InputError("--usd-per-gpu-hour", 0, item, "expected TYPE=PRICE, e.g. H100=2.5");
+    const std::string type = gpu_spec(item.substr(0, eq), "--usd-per-gpu-hour", 0, item).name;
+    out[type] = parse_double(item.substr(eq + 1), "--usd-per-gpu-hour", 0, item);
+    if (!(out[type] >= 0)) throw InputError("--usd-per-gpu-hour", 0, item, "must be >= 0");
+  }
+  return out;
+}
 
 int run(const SizeArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
@@ -38,22 +57,41 @@ int run(const SizeArgs& a) {
     if (spec.name != a.service && !(a.service.empty() && sc.services.size() == 1)) continue;
     if (spec.slo_ttft_s <= 0 && spec.slo_tpot_s <= 0)
       throw spec.options.error("slo_ttft_ms", "sizing needs an SLO: slo_ttft_ms and/or slo_tpot_ms");
-    const SizingResult r = size_service(spec, a.target, a.loads, a.max_replicas);
+    std::vector<std::string> types = a.gpus.empty() ? std::vector<std::string>{spec.gpu} : a.gpus;
+    for (auto& t : types) t = gpu_spec(t, "--gpus", 0, t).name;
+    const auto prices = parse_prices(a.prices);
     const std::string dir = a.out.empty() ? sc.output.dir : a.out;
+    std::vector<SizingResult> results;
+    for (const auto& type : types) {
+      ServiceSpec s = spec;
+      s.gpu = type;
+      results.push_back(size_service(s, a.target, a.loads, a.max_replicas));
+    }
     std::filesystem::create_directories(dir);
     {
       std::ofstream f(dir + "/sizing.csv");
-      write_sizing_csv(f, r);
+      f << "gpu,";
+      write_sizing_csv_header(f);
+      for (std::size_t g = 0; g < types.size(); ++g) write_sizing_csv_rows(f, results[g], types[g] + ",");
     }
     if (!a.quiet) {
       std::printf("fleetsim size: service %s, SLO TTFT %.0f ms / TPOT %.0f ms, target attainment %.3f\n",
                   spec.name.c_str(), spec.slo_ttft_s * 1e3, spec.slo_tpot_s * 1e3, a.target);
-      for (std::size_t k = 0; k < a.loads.size(); ++k) {
-        if (r.fewest[k] > 0)
-          std::printf("  load x%-5g fewest replicas %3d (%d x %d GPUs of %s)\n", a.loads[k], r.fewest[k],
-                      r.fewest[k], spec.tensor_parallel, spec.gpu.c_str());
-        else
-          std::printf("  load x%-5g not met with up to %d replicas\n", a.loads[k], a.max_replicas);
+      for (std::size_t g = 0; g < types.size(); ++g) {
+        const auto price = prices.find(types[g]);
+        for (std::size_t k = 0; k < a.loads.size(); ++k) {
+          const int n = results[g].fewest[k];
+          if (n <= 0) {
+            std::printf("  %-12s load x%-5g not met with up to %d replicas\n", types[g].c_str(), a.loads[k],
+                        a.max_replicas);
+            continue;
+          }
+          const int gpus = n * (spec.mig.empty() ? spec.tensor_parallel : 1);
+          std::printf("  %-12s load x%-5g fewest replicas %3d (%d GPUs)", types[g].c_str(), a.loads[k], n,
+                      gpus);
+          if (price != prices.end()) std::printf("  %.2f USD/h", gpus * price->second);
+          std::printf("\n");
+        }
       }
       std::printf("  curve in      %s/sizing.csv\n", dir.c_str());
     }
@@ -73,6 +111,11 @@ Runner setup(CLI::App& sub) {
   sub.add_option("--max-replicas", a->max_replicas, "largest replica count tried (default 64)");
   sub.add_option("--out", a->out, "output folder (default: the scenario's output.dir)");
   sub.add_option("--set", a->sets, "override a scenario key: KEY=VALUE (repeatable)");
+  sub.add_option("--gpus", a->gpus,
+                 "GPU types to compare (comma-separated; unprofiled ones are extrapolated)")
+      ->delimiter(',');
+  sub.add_option("--usd-per-gpu-hour", a->prices, "prices for the cost column: TYPE=USD (comma-separated)")
+      ->delimiter(',');
   sub.add_flag("--quiet,-q", a->quiet, "no table on stdout");
   return [a] { return run(*a); };
 }

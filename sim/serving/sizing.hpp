@@ -3,6 +3,7 @@
 // replicas, at the trace's load and at multiples of it (arrivals compressed by the factor), and the
 // fewest replicas meeting a target attainment at each load.
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "sim/serving/service.hpp"
@@ -23,12 +24,15 @@ struct SizingResult {
   std::vector<int> fewest;         ///< per load: fewest replicas meeting the target (-1: none up to the max)
 };
 
-/// Runs replicas = 1, 2, ... up to max_replicas for each load until the target is met (and one more
-/// point to show the curve flattening).
+/// For each load: replicas 1, 2, 4, ... (up to max_replicas) until the target is met, then bisection
+/// down to the fewest meeting it, and one point past it. The curve holds every count run, in order.
 SizingResult size_service(const ServiceSpec& spec, double target, const std::vector<double>& loads,
                           int max_replicas);
 
 /// sizing.csv: load,replicas,gpus,slo_attainment,ttft_p99_s,tpot_p99_s
 void write_sizing_csv(std::ostream& out, const SizingResult& r);
+/// The same header and rows separately; each row starts with `prefix` (e.g. "H100,").
+void write_sizing_csv_header(std::ostream& out);
+void write_sizing_csv_rows(std::ostream& out, const SizingResult& r, const std::string& prefix);
 
 }  // namespace fleetsim
