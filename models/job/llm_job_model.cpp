@@ -83,14 +83,15 @@ class LlmJobModel final : public JobModel {
       throw InputError(p.scenario_file, 0, "execution.llm_models",
                        "the llm job model needs execution.llm_models = a folder of <model>.json configs");
     std::error_code ec;
-    if (!fs::is_directory(folder, ec))
-      throw InputError(folder, 0, "execution.llm_models", "no such folder");
+    if (!fs::is_directory(folder, ec)) throw InputError(folder, 0, "execution.llm_models", "no such folder");
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(folder, ec))
       if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) configs_.emplace(lower(f.stem().string()), llm::read_transformer_config(f.string()));
-    if (configs_.empty()) throw InputError(folder, 0, "execution.llm_models", "no <model>.json in this folder");
+    for (const auto& f : files)
+      configs_.emplace(lower(f.stem().string()), llm::read_transformer_config(f.string()));
+    if (configs_.empty())
+      throw InputError(folder, 0, "execution.llm_models", "no <model>.json in this folder");
     for (const auto& [name, c] : configs_) names_ += (names_.empty() ? "" : ", ") + name;
 
     calibration_ = std::make_shared<Calibration>();
@@ -100,7 +101,8 @@ class LlmJobModel final : public JobModel {
                                       "execution.llm_calibration");
     CollectiveModelParams cp;
     cp.calibration = std::shared_ptr<const CollectiveCalibration>(calibration_, &calibration_->collectives);
-    collectives_ = collective_models().create("calibrated", cp, p.scenario_file, 0, "execution.llm_calibration");
+    collectives_ =
+        collective_models().create("calibrated", cp, p.scenario_file, 0, "execution.llm_calibration");
   }
 
   std::optional<double> run_time_s(const JobSpec& job, const PlacementSummary& where,
@@ -149,8 +151,9 @@ class LlmJobModel final : public JobModel {
     if (!layout) throw InputError(trace_file_, job.source_line, "model", why);
     const auto it = configs_.find(layout->model);
     if (it == configs_.end())
-      throw InputError(trace_file_, job.source_line, "model",
-                       "no config '" + layout->model + ".json' in execution.llm_models (models: " + names_ + ")");
+      throw InputError(
+          trace_file_, job.source_line, "model",
+          "no config '" + layout->model + ".json' in execution.llm_models (models: " + names_ + ")");
     return {&it->second, *layout};
   }
 
@@ -186,12 +189,13 @@ class LlmJobModel final : public JobModel {
     if (gpu == nullptr) return fail(t, "GPU type '" + where.gpu_type + "' is not in the catalog");
     const llm::TrainingSetup s = setup(layout, gpus);
     if (gpus % (s.tp * s.pp) != 0)
-      return fail(t, "TP x PP = " + std::to_string(s.tp * s.pp) + " does not divide the " + std::to_string(gpus) +
-                         " GPUs it got");
+      return fail(t, "TP x PP = " + std::to_string(s.tp * s.pp) + " does not divide the " +
+                         std::to_string(gpus) + " GPUs it got");
     try {
       llm::validate(*config, s, config->file);
     } catch (const InputError& e) {
-      return fail(t, std::string("layout does not fit the ") + std::to_string(gpus) + " GPUs it got: " + e.what());
+      return fail(
+          t, std::string("layout does not fit the ") + std::to_string(gpus) + " GPUs it got: " + e.what());
     }
     llm::LlmPlatform platform;
     platform.gpu = gpu;
@@ -201,8 +205,8 @@ class LlmJobModel final : public JobModel {
     platform.launch_floor_s = launch_floor_s_;
     t.prediction = llm::predict_iteration(*config, s, platform, *kernels_, *collectives_);
     if (!t.prediction.feasible)
-      return fail(t, "'" + job.model + "' on " + std::to_string(gpus) + " " + gpu->name +
-                         " (DP " + std::to_string(s.dp) + ") does not fit in memory: " + t.prediction.infeasible);
+      return fail(t, "'" + job.model + "' on " + std::to_string(gpus) + " " + gpu->name + " (DP " +
+                         std::to_string(s.dp) + ") does not fit in memory: " + t.prediction.infeasible);
     t.ok = true;
     return t;
   }
@@ -233,7 +237,9 @@ const JobModelRegistrar kRegistrar{
     "LLM training: steps x one iteration predicted by models/llm (HF config.json in execution.llm_models, "
     "the job's TP/PP, DP from its GPUs) on the GPU type and nodes it got",
     [](const JobModelParams& p) { return std::make_unique<LlmJobModel>(p); }, 3,
-    [](const JobModelParams& p, const std::vector<JobSpec>&) { return !p.settings.text("llm_models", "").empty(); }};
+    [](const JobModelParams& p, const std::vector<JobSpec>&) {
+      return !p.settings.text("llm_models", "").empty();
+    }};
 
 }  // namespace
 }  // namespace fleetsim

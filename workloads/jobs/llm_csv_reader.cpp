@@ -51,9 +51,9 @@ class LlmCsvReader final : public TraceReader {
     std::vector<JobSpec> jobs;
     while (csv.next(row, line)) {
       if (row.size() != header.size())
-        throw InputError(path, line, row.size() < header.size() ? header[row.size()] : "",
-                         "row has " + std::to_string(row.size()) + " fields, header has " +
-                             std::to_string(header.size()));
+        throw InputError(
+            path, line, row.size() < header.size() ? header[row.size()] : "",
+            "row has " + std::to_string(row.size()) + " fields, header has " + std::to_string(header.size()));
       auto cell = [&](int c) { return c < 0 ? std::string_view() : trim(row[static_cast<std::size_t>(c)]); };
       JobSpec j;
       j.source_line = line;
@@ -61,8 +61,9 @@ class LlmCsvReader final : public TraceReader {
       LlmJobLayout l;
       l.model = lower(cell(c_model));
       if (l.model.empty() || l.model.find_first_of("(),") != std::string::npos)
-        throw InputError(path, line, "model", "'" + std::string(cell(c_model)) +
-                                                  "': expected a config name (no parentheses or commas)");
+        throw InputError(
+            path, line, "model",
+            "'" + std::string(cell(c_model)) + "': expected a config name (no parentheses or commas)");
       l.tp = positive_int(cell(c_tp), path, line, "tp");
       l.pp = positive_int(cell(c_pp), path, line, "pp");
       l.seq = positive_int(cell(c_seq), path, line, "seq");
@@ -80,8 +81,9 @@ class LlmCsvReader final : public TraceReader {
       if (gpus == 0) throw InputError(path, line, c_dp >= 0 ? "dp" : "gpus", "no GPU count (dp or gpus)");
       if (gpus > kMaxGpusPerJob || gpus % (l.tp * l.pp) != 0)
         throw InputError(path, line, "gpus",
-                         std::to_string(gpus) + " GPUs is not a multiple of tp x pp = " +
-                             std::to_string(l.tp * l.pp) + " (at most " + std::to_string(kMaxGpusPerJob) + ")");
+                         std::to_string(gpus) +
+                             " GPUs is not a multiple of tp x pp = " + std::to_string(l.tp * l.pp) +
+                             " (at most " + std::to_string(kMaxGpusPerJob) + ")");
       const long dp = gpus / (l.tp * l.pp);
       if (l.global_batch % (l.micro_batch * dp) != 0)
         throw InputError(path, line, "global_batch",
@@ -109,10 +111,10 @@ class LlmCsvReader final : public TraceReader {
   }
 };
 
-const TraceReaderRegistrar kRegistrar{
-    "llm-csv",
-    "LLM training jobs: submit, model, tp, pp, dp|gpus, seq, global_batch, steps|tokens (for the llm job model)",
-    [] { return std::make_unique<LlmCsvReader>(); }};
+const TraceReaderRegistrar kRegistrar{"llm-csv",
+                                      "LLM training jobs: submit, model, tp, pp, dp|gpus, seq, global_batch, "
+                                      "steps|tokens (for the llm job model)",
+                                      [] { return std::make_unique<LlmCsvReader>(); }};
 
 }  // namespace
 }  // namespace fleetsim

@@ -32,7 +32,8 @@ std::optional<LlmJobLayout> parse_llm_job(std::string_view text, std::string& wh
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const auto space = part.find(' ');
     const std::string_view key = part.substr(0, space);
-    const std::string_view value = space == std::string_view::npos ? std::string_view() : trim(part.substr(space));
+    const std::string_view value =
+        space == std::string_view::npos ? std::string_view() : trim(part.substr(space));
     long v = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || v < 1) {

@@ -1,7 +1,8 @@
 #pragma once
 // An LLM training job's model and layout, carried in JobSpec::model as text so that any reader can
 // write it and the `llm` job model (models/job/llm_job_model.cpp) can read it back:
-//   "<model> (tp <T>, pp <P>, seq <S>, batch <B>)"            e.g. "llama3-70b (tp 4, pp 2, seq 4096, batch 512)"
+//   "<model> (tp <T>, pp <P>, seq <S>, batch <B>)"            e.g. "llama3-70b (tp 4, pp 2, seq 4096, batch
+//   512)"
 // with optional ", micro <M>" (sequences per micro-batch, default 1). <model> names a config.json
 // (<model>.json) in the job model's folder (execution.llm_models). DP is not part of it: it follows
 // from the GPUs the job gets (DP = GPUs / (TP x PP)). Same style as the "(batch size N)" of the
