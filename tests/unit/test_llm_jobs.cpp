@@ -258,3 +258,22 @@ TEST_CASE("llm end to end: two jobs on two 8-GPU H100 nodes finish at steps x it
   CHECK(jobs["b"].end - jobs["b"].start == doctest::Approx(tb).epsilon(1e-6));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("scenarios/llm-fleet.toml parses, and the llm model can time each of its jobs") {
+  const Scenario sc = load_scenario(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios/llm-fleet.toml");
+  CHECK(sc.execution.job_model == "llm");
+  const auto jobs = load_jobs(sc);
+  CHECK(jobs.size() == 260);
+  JobModelParams p;
+  p.settings = sc.execution.settings;
+  p.workload = sc.workload.settings;
+  p.scenario_file = sc.file;
+  const auto m = job_models().create("llm", p);
+  std::string why;
+  for (const JobSpec& j : jobs) {
+    INFO(j.model);
+    CHECK(m->can_time(j, why));
+    const int per_node = 8, nodes = (j.gpus + per_node - 1) / per_node;
+    CHECK_MESSAGE(m->run_time_s(j, PlacementSummary{"H100", j.gpus, nodes, 1, 1000, {}}, why), why);
+  }
+}
