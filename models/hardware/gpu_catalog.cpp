@@ -1,4 +1,5 @@
 #include "models/hardware/gpu_catalog.hpp"
+#include "models/hardware/gpu_catalog_extra.hpp"
 
 #include <string>
 #include <utility>
@@ -397,6 +398,7 @@ std::vector<GpuSpec> make_catalog() {
                .nvlink_gbs = 300,
                .estimated = true});
 
+  detail::add_blackwell_and_mi300(c);  // gpu_catalog_blackwell.cpp
   return c;
 }
 

@@ -37,10 +37,13 @@ struct IterationShape {
 /// its own, workloads/base/keys.hpp), the [workload] keys (e.g. workload.throughputs) and the
 /// cluster facts a model may need.
 struct JobModelParams {
-  Options settings;           ///< [execution] keys, paths resolved
-  Options workload;           ///< [workload] keys, paths resolved
-  std::string scenario_file;  ///< for messages
-  double nic_gbps = 100;      ///< per-node NIC bandwidth, Gbit/s
+  Options settings;            ///< [execution] keys, paths resolved
+  Options workload;            ///< [workload] keys, paths resolved
+  std::string scenario_file;   ///< for messages
+  double nic_gbps = 100;       ///< per-node NIC bandwidth, Gbit/s
+  int nics_per_node = 1;       ///< NICs per node (rail-optimised: one per GPU)
+  int gpus_per_nic = 1;        ///< GPUs sharing one NIC (first pool)
+  double intra_node_gbps = 0;  ///< intra-node bandwidth per GPU, Gbit/s (0 = the GPU's catalog NVLink)
 };
 
 class JobModel {

@@ -69,6 +69,10 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   mp.workload = sc.workload.settings;
   mp.scenario_file = sc.file;
   mp.nic_gbps = sc.cluster.network.nic_gbps;
+  mp.nics_per_node = sc.cluster.network.nics_per_node;
+  if (!sc.cluster.pools.empty())
+    mp.gpus_per_nic = sc.cluster.gpus_per_nic(sc.cluster.pools.front().gpus_per_node);
+  mp.intra_node_gbps = sc.cluster.network.intra_node_gbps;
   const std::string model_name =
       sc.execution.job_model == "auto" ? auto_job_model(mp, parts.jobs) : sc.execution.job_model;
   parts.job_model =

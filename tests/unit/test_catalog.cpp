@@ -75,7 +75,9 @@ TEST_CASE("catalog: lookup is case-insensitive and trims blanks") {
 
 TEST_CASE("catalog: unknown names give nullptr from find_gpu") {
   CHECK(find_gpu("") == nullptr);
-  CHECK(find_gpu("B200") == nullptr);
+  CHECK(find_gpu("B300") == nullptr);
+  CHECK(find_gpu("b200")->name == "B200");
+  CHECK(find_gpu("mi300x")->name == "MI300X");
   CHECK(find_gpu("Tesla ") == nullptr);
   CHECK(find_gpu("V100M") == nullptr);
 }
@@ -139,11 +141,14 @@ TEST_CASE("catalog: every entry has positive, plausible datasheet figures") {
   }
 }
 
-TEST_CASE("catalog: only the unpublished Alibaba models and the RTX PRO 6000's peaks are estimates") {
+TEST_CASE(
+    "catalog: only the unpublished Alibaba models, the RTX PRO 6000's peaks and Blackwell are estimates") {
   for (const auto& g : gpu_catalog()) {
     INFO(g.name);
     const bool alibaba = g.name == "G2" || g.name == "G3";
-    CHECK(g.estimated == (alibaba || g.name == "RTXPRO6000"));
+    // B200 and GB200: FP32, SMs, clock, L2 (and GB200's power) are not on NVIDIA's datasheets.
+    const bool blackwell = g.name == "B200" || g.name == "GB200";
+    CHECK(g.estimated == (alibaba || blackwell || g.name == "RTXPRO6000"));
     if (alibaba) CHECK(contains(g.vendor, "unpublished"));
   }
   // The RTX PRO 6000's memory is the datasheet's (the serving KV cache depends on it).
