@@ -17,8 +17,9 @@ namespace {
 
 /// Failures of an N-node cluster in [0, horizon), at `rate` per 1000 node-days, 60 s repairs.
 long failures(int nodes, double rate, double horizon_s, std::uint64_t seed, double* node_rate = nullptr) {
-  const std::string toml = "seed = " + std::to_string(seed) + "\n[cluster]\n[[cluster.pool]]\nnodes = " +
-                           std::to_string(nodes) + "\ngpus_per_node = 8\n[workload]\nformat = \"synthetic\"\n" +
+  const std::string toml = "seed = " + std::to_string(seed) +
+                           "\n[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
+                           "\ngpus_per_node = 8\n[workload]\nformat = \"synthetic\"\n" +
                            "[failures]\nrate_per_1000_node_days = " + std::to_string(rate) +
                            "\nrepair_median_s = 60\nrepair_sigma = 0.1\n";
   const Scenario sc = parse_scenario(toml, "f.toml", "/tmp");
