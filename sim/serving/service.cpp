@@ -24,7 +24,14 @@ const KeyRegistrar kKeys{{
      "per-layer profile folder of the model on the GPU: <dtype>/ with meta.yaml and tp<N>/ (required)"},
     {"service[]", "gpu", K::kString, "", "",
      "GPU of each replica (catalog name; its memory sizes the KV cache)"},
-    {"service[]", "replicas", K::kInt, "", "1", "replicas of the engine"},
+    {"service[]", "replicas", K::kInt, "", "1", "replicas of the engine (the most, with the autoscaler)"},
+    {"service[]", "min_replicas", K::kInt, "", "0",
+     "autoscaler: replicas always on (0 = no autoscaler); more start when requests queue (the cluster "
+     "holds `replicas` GPUs all the same)"},
+    {"service[]", "scale_up_queue", K::kFloat, "requests", "4",
+     "autoscaler: waiting requests per ready replica above which one more starts"},
+    {"service[]", "scale_interval_s", K::kFloat, "s", "10", "autoscaler: time between decisions"},
+    {"service[]", "model_load_s", K::kFloat, "s", "60", "autoscaler: time a new replica takes to serve"},
     {"service[]", "mig", K::kString, "", "",
      "MIG instance per replica (e.g. \"3g.40gb\" or \"3g\"; tensor_parallel 1): its share of compute and "
      "bandwidth scales the step time, its memory holds weights and KV; empty = whole GPUs"},
@@ -186,6 +193,15 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
     gpu_spec(s.gpu, at.file(), at.line(), "service." + std::to_string(index) + ".gpu");
   }
   s.engine.replicas = positive("replicas", 1);
+  s.engine.min_replicas = static_cast<int>(t.integer("min_replicas", 0));
+  if (s.engine.min_replicas < 0 || s.engine.min_replicas > s.engine.replicas)
+    throw t.error("min_replicas", "must be in 0..replicas");
+  s.engine.scale_up_queue = t.number("scale_up_queue", 4);
+  s.engine.scale_interval_s = t.number("scale_interval_s", 10);
+  s.engine.model_load_s = t.number("model_load_s", 60);
+  if (!(s.engine.scale_interval_s > 0)) throw t.error("scale_interval_s", "must be > 0");
+  if (!(s.engine.scale_up_queue >= 0) || !(s.engine.model_load_s >= 0))
+    throw t.error(s.engine.model_load_s >= 0 ? "scale_up_queue" : "model_load_s", "must be >= 0");
   s.tensor_parallel = positive("tensor_parallel", 1);
   s.mig = t.text("mig", "");
   if (!s.mig.empty()) {
@@ -333,7 +349,10 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
       run.requests.empty() ? 0.0 : static_cast<double>(good) / static_cast<double>(run.requests.size());
   j["goodput_rps"] = span > 0 ? static_cast<double>(good) / span : 0.0;
   j["output_tokens_per_s"] = span > 0 ? static_cast<double>(out_tokens) / span : 0.0;
-  j["gpu_hours"] = engine.replicas * spec.tensor_parallel * span / 3600;
+  const bool autoscaled = engine.min_replicas > 0 && engine.min_replicas < engine.replicas;
+  j["autoscaled"] = autoscaled;
+  j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas;
+  j["gpu_hours"] = (autoscaled ? run.result.replica_s : engine.replicas * span) * spec.tensor_parallel / 3600;
   j["busy_share"] = span > 0 ? run.result.busy_s / (engine.replicas * span) : 0.0;
   j["steps"] = run.result.steps;
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

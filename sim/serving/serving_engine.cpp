@@ -62,7 +62,12 @@ class PrefixCache {
   std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where_;
 };
 
+enum class Power { kOff, kLoading, kReady };
+
 struct Replica {
+  Power power = Power::kReady;
+  double ready_at = 0;  ///< kLoading: when it starts serving
+  double on_since = 0;  ///< when it was switched on
   std::deque<int> waiting;
   std::vector<int> running;  ///< admission order (the last is preempted first)
   long free_blocks = 0;
@@ -87,6 +92,10 @@ class Engine {
       r.free_blocks = c_.kv_blocks;
       r.cache = PrefixCache(c_.prefix_caching ? cache_entries : 0);
     }
+    autoscale_ = c_.min_replicas > 0 && c_.min_replicas < static_cast<int>(replicas_.size());
+    if (autoscale_)
+      for (std::size_t r = static_cast<std::size_t>(c_.min_replicas); r < replicas_.size(); ++r)
+        replicas_[r].power = Power::kOff;
     result_.requests.resize(reqs.size());
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       seqs_[i].prompt = std::max(1, reqs[i].input_tokens);
@@ -100,10 +109,22 @@ class Engine {
     std::priority_queue<Event, std::vector<Event>, std::greater<>> steps;
     std::size_t next = 0;
     double now = 0;
+    double next_eval = autoscale_ ? c_.scale_interval_s : INFINITY;
     while (true) {
       const double t_arr = next < reqs_.size() ? reqs_[next].arrival_s : INFINITY;
       const double t_step = steps.empty() ? INFINITY : steps.top().first;
       if (!std::isfinite(t_arr) && !std::isfinite(t_step)) break;
+      const double t_scale = std::min(next_eval, next_ready());
+      if (t_scale < t_arr && t_scale < t_step) {
+        now = t_scale;
+        for (auto& rep : replicas_)
+          if (rep.power == Power::kLoading && rep.ready_at <= now) rep.power = Power::kReady;
+        if (now >= next_eval) {
+          scale(now);
+          next_eval = now + c_.scale_interval_s;
+        }
+        continue;
+      }
       if (t_arr <= t_step) {
         now = t_arr;
         const int r = route(static_cast<int>(next));
@@ -119,13 +140,88 @@ class Engine {
       }
     }
     result_.end_s = now;
+    for (const auto& rep : replicas_)
+      if (rep.power != Power::kOff) result_.replica_s += now - rep.on_since;
+    result_.peak_replicas = std::max(result_.peak_replicas, on_count());
     return std::move(result_);
   }
 
  private:
   long blocks_for(int tokens) const { return (tokens + c_.block_size - 1) / c_.block_size; }
 
+  double next_ready() const {
+    double t = INFINITY;
+    for (const auto& rep : replicas_)
+      if (rep.power == Power::kLoading) t = std::min(t, rep.ready_at);
+    return t;
+  }
+
+  int on_count() const {
+    int n = 0;
+    for (const auto& rep : replicas_) n += rep.power != Power::kOff ? 1 : 0;
+    return n;
+  }
+
+  /// The autoscaler's decision at `now` (see ServingEngineConfig).
+  void scale(double now) {
+    int ready = 0, loading = 0;
+    std::size_t waiting = 0;
+    for (const auto& rep : replicas_) {
+      ready += rep.power == Power::kReady ? 1 : 0;
+      loading += rep.power == Power::kLoading ? 1 : 0;
+      if (rep.power == Power::kReady) waiting += rep.waiting.size();
+    }
+    if (static_cast<double>(waiting) > c_.scale_up_queue * std::max(ready, 1) && loading == 0) {
+      for (auto& rep : replicas_)
+        if (rep.power == Power::kOff) {
+          rep.power = Power::kLoading;
+          rep.ready_at = now + c_.model_load_s;
+          rep.on_since = now;
+          result_.peak_replicas = std::max(result_.peak_replicas, on_count());
+          return;
+        }
+      return;
+    }
+    if (waiting > 0 || ready <= c_.min_replicas) return;
+    for (std::size_t r = replicas_.size(); r-- > 0;) {
+      Replica& rep = replicas_[r];
+      if (rep.power == Power::kReady && !rep.busy && rep.running.empty() && rep.waiting.empty()) {
+        rep.power = Power::kOff;
+        result_.replica_s += now - rep.on_since;
+        return;
+      }
+    }
+  }
+
+  /// Routing among the ready replicas only (with the autoscaler): round-robin cycles over them;
+  /// least-outstanding and prefix-aware choose among them as usual.
+  int route_ready(int req) {
+    std::vector<int> ready;
+    for (int r = 0; r < static_cast<int>(replicas_.size()); ++r)
+      if (replicas_[static_cast<std::size_t>(r)].power == Power::kReady) ready.push_back(r);
+    if (ready.empty()) return 0;
+    auto outstanding = [&](int r) {
+      const Replica& x = replicas_[static_cast<std::size_t>(r)];
+      return x.running.size() + x.waiting.size();
+    };
+    if (c_.routing == Routing::kRoundRobin) return ready[static_cast<std::size_t>(rr_++) % ready.size()];
+    int best = ready.front();
+    std::size_t best_hit = 0;
+    for (int r : ready) {
+      const std::size_t hit = c_.routing == Routing::kPrefixAware
+                                  ? replicas_[static_cast<std::size_t>(r)].cache.peek(
+                                        reqs_[static_cast<std::size_t>(req)].block_hashes)
+                                  : 0;
+      if (hit > best_hit || (hit == best_hit && outstanding(r) < outstanding(best))) {
+        best = r;
+        best_hit = hit;
+      }
+    }
+    return best;
+  }
+
   int route(int req) {
+    if (autoscale_) return route_ready(req);
     const int n = static_cast<int>(replicas_.size());
     if (n == 1) return 0;
     auto outstanding = [&](int r) {
@@ -291,6 +387,7 @@ class Engine {
   std::vector<Replica> replicas_;
   ServingResult result_;
   BatchShape shape_;
+  bool autoscale_ = false;
   int rr_ = 0;
 };
 

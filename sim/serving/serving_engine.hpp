@@ -33,6 +33,14 @@ struct ServingEngineConfig {
   double step_overhead_s = 0;   ///< CPU time per engine step on top of the GPU time
   Routing routing = Routing::kRoundRobin;
   double sample_every_s = 1;  ///< period of the queue/KV time series
+  /// Autoscaler (off when min_replicas is 0 or >= replicas): min_replicas run from the start; every
+  /// scale_interval_s, when the waiting requests per ready replica exceed scale_up_queue, one more
+  /// replica starts and serves after model_load_s; when nothing waits, an idle ready replica above
+  /// min_replicas stops. Replicas never exceed `replicas`.
+  int min_replicas = 0;
+  double scale_interval_s = 10;
+  double scale_up_queue = 4;
+  double model_load_s = 60;
 };
 
 struct RequestOutcome {
@@ -56,7 +64,9 @@ struct ServingResult {
   std::vector<RequestOutcome> requests;  ///< in the order of the input requests
   std::vector<ServingSample> samples;
   long steps = 0;
-  double busy_s = 0;  ///< summed over replicas: time spent in steps
+  double busy_s = 0;      ///< summed over replicas: time spent in steps
+  double replica_s = 0;   ///< summed over replicas: time switched on (loading, serving or idle)
+  int peak_replicas = 0;  ///< most replicas on at once
   double end_s = 0;
 };
 

@@ -149,3 +149,45 @@ TEST_CASE("serving engine: more replicas never raise the mean TTFT (random load,
     prev = sum / 400;
   }
 }
+
+TEST_CASE("serving engine: the autoscaler starts replicas when requests queue, after the model load") {
+  const LinearStep m;
+  // One request every 0.25 s for 40 s, each ~1.1 s alone (prefill 100 tokens + 99 decodes) and one
+  // at a time per replica (max_num_seqs 1): one replica serves ~0.9 request/s, so requests queue.
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 160; ++i) reqs.push_back(req(0.25 * i, 100, 100));
+  ServingEngineConfig c = config();
+  c.replicas = 4;
+  c.max_num_seqs = 1;
+  c.routing = Routing::kLeastOutstanding;
+  auto mean_ttft = [&](const ServingResult& r) {
+    double s = 0;
+    for (std::size_t i = 0; i < reqs.size(); ++i) s += r.requests[i].first_token_s - reqs[i].arrival_s;
+    return s / static_cast<double>(reqs.size());
+  };
+  const ServingResult all4 = simulate_serving(reqs, m, c);
+  ServingEngineConfig one = c;
+  one.replicas = 1;
+  const ServingResult only1 = simulate_serving(reqs, m, one);
+  ServingEngineConfig scaled = c;
+  scaled.min_replicas = 1;
+  scaled.scale_interval_s = 1;
+  scaled.scale_up_queue = 2;
+  scaled.model_load_s = 5;
+  const ServingResult auto4 = simulate_serving(reqs, m, scaled);
+  CHECK(auto4.peak_replicas == 4);  // never more than `replicas`
+  for (const auto& o : auto4.requests) REQUIRE(o.end_s > 0);
+  // Replica 1 starts at the first decision (t = 1 s) and serves from t = 6 s.
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    if (auto4.requests[i].replica > 0) CHECK(auto4.requests[i].arrival_s >= 6 - 1e-9);
+  CHECK(mean_ttft(auto4) < mean_ttft(only1));
+  CHECK(mean_ttft(auto4) > mean_ttft(all4));
+  // Replicas switched on late and off when idle: less replica time than four all along.
+  CHECK(auto4.replica_s < 4 * auto4.end_s);
+  CHECK(auto4.replica_s > auto4.end_s);
+  // min_replicas = replicas: no autoscaler, the static result.
+  ServingEngineConfig fixed = c;
+  fixed.min_replicas = 4;
+  const ServingResult same = simulate_serving(reqs, m, fixed);
+  CHECK(mean_ttft(same) == doctest::Approx(mean_ttft(all4)));
+}
