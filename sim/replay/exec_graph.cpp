@@ -439,65 +439,6 @@ void Builder::assign_lags() {
 
 }  // namespace
 
-std::string to_string(KernelClass c) {
-  switch (c) {
-    case KernelClass::gemm:
-      return "gemm";
-    case KernelClass::attention:
-      return "attention";
-    case KernelClass::elementwise:
-      return "elementwise";
-    case KernelClass::communication:
-      return "communication";
-    case KernelClass::memcpy:
-      return "memcpy";
-    case KernelClass::memset:
-      return "memset";
-    case KernelClass::other:
-      return "other";
-    case KernelClass::cpu:
-      return "cpu";
-  }
-  return "other";
-}
-
-std::string to_string(EdgeKind k) {
-  switch (k) {
-    case EdgeKind::thread_order:
-      return "cpu_gap";
-    case EdgeKind::launch:
-      return "launch_latency";
-    case EdgeKind::stream_order:
-      return "stream_gap";
-    case EdgeKind::event_wait:
-      return "event_wait";
-    case EdgeKind::sync:
-      return "sync_wait";
-    case EdgeKind::collective:
-      return "collective_wait";
-  }
-  return "other";
-}
-
-KernelClass classify_kernel(std::string_view name) {
-  const std::string l = lower_prefix(name, 160);
-  if (is_collective_kernel(name)) return KernelClass::communication;
-  if (contains(l, "fbgemm_gpu::")) return KernelClass::elementwise;  // embedding tables, not GEMMs
-  for (std::string_view k : {"flash", "fmha", "attention", "attn", "sdpa"})
-    if (contains(l, k)) return KernelClass::attention;
-  for (std::string_view k :
-       {"gemm", "cutlass", "xmma", "cublas", "cijk_", "matmul", "gemv", "wgrad", "dgrad", "conv", "implicit_",
-        "winograd", "sm80_", "sm90_", "ampere_", "volta_", "turing_"})
-    if (contains(l, k)) return KernelClass::gemm;
-  for (std::string_view k :
-       {"elementwise", "vectorized", "reduce",  "norm",     "softmax", "copy",      "fill",
-        "index",       "scatter",    "gather",  "cat",      "pool",    "embedding", "unrolled",
-        "adam",        "sgd",        "dropout", "relu",     "gelu",    "sigmoid",   "tanh",
-        "bn_",         "batch_norm", "permute", "transpose"})
-    if (contains(l, k)) return KernelClass::elementwise;
-  return KernelClass::other;
-}
-
 ExecGraph build_exec_graph(const std::vector<const KinetoTrace*>& traces) {
   ExecGraph G;
   G.traces = traces;
