@@ -13,6 +13,7 @@
 
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
+#include "workloads/base/sampler.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_file.hpp"
 #include "workloads/jobs/trace_reader.hpp"
@@ -73,45 +74,6 @@ struct SyntheticConfig {
     c.models = o.texts("models", {});
     return c;
   }
-};
-
-class Sampler {
- public:
-  explicit Sampler(std::uint64_t seed) : rng_(seed) {}
-
-  /// Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
-
-  /// Exponential with mean `mean` (inverse transform; 1 - u is in (0, 1]).
-  double exponential(double mean) { return -std::log1p(-uniform()) * mean; }
-
-  /// Standard normal (Box-Muller; the second value of each pair is kept for the next call).
-  double normal() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    const double u1 = 1.0 - uniform();  // (0, 1]
-    const double u2 = uniform();
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double a = 2.0 * std::numbers::pi * u2;
-    spare_ = r * std::sin(a);
-    has_spare_ = true;
-    return r * std::cos(a);
-  }
-
-  /// Index drawn with probability proportional to cumulative weights `cum` (ascending, last = total).
-  std::size_t pick(const std::vector<double>& cum) {
-    const double x = uniform() * cum.back();
-    for (std::size_t i = 0; i + 1 < cum.size(); ++i)
-      if (x < cum[i]) return i;
-    return cum.size() - 1;
-  }
-
- private:
-  std::mt19937_64 rng_;
-  double spare_ = 0;
-  bool has_spare_ = false;
 };
 
 void validate(const SyntheticConfig& c, const std::string& file) {

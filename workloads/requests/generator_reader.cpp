@@ -22,6 +22,7 @@
 #include <random>
 
 #include "workloads/base/keys.hpp"
+#include "workloads/base/sampler.hpp"
 #include "workloads/requests/request_input.hpp"
 #include "workloads/requests/request_trace.hpp"
 
@@ -62,56 +63,6 @@ const KeyRegistrar kKeys{{
      "generator"},
     {in::kTable, "seed", K::kInt, "", "the scenario seed", "generator seed", "generator", at_least(0)},
 }};
-
-class Sampler {
- public:
-  explicit Sampler(std::uint64_t seed) : rng_(seed) {}
-
-  /// Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
-
-  /// Standard normal (Box-Muller; the second value of each pair is kept for the next call).
-  double normal() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    const double u1 = 1.0 - uniform();  // (0, 1]
-    const double u2 = uniform();
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double a = 2.0 * std::numbers::pi * u2;
-    spare_ = r * std::sin(a);
-    has_spare_ = true;
-    return r * std::cos(a);
-  }
-
-  /// Gamma with shape k and scale 1 (Marsaglia and Tsang 2000; k < 1 through k + 1 and U^(1/k)).
-  double gamma(double k) {
-    if (k < 1) return gamma(k + 1) * std::pow(1.0 - uniform(), 1.0 / k);
-    const double d = k - 1.0 / 3, c = 1.0 / std::sqrt(9 * d);
-    while (true) {
-      double x = 0, v = 0;
-      do {
-        x = normal();
-        v = 1 + c * x;
-      } while (v <= 0);
-      v = v * v * v;
-      const double u = uniform();
-      if (u < 1 - 0.0331 * x * x * x * x) return d * v;
-      if (std::log(u) < 0.5 * x * x + d * (1 - v + std::log(v))) return d * v;
-    }
-  }
-
-  /// Index in [0, n).
-  std::size_t index(std::size_t n) {
-    return std::min(n - 1, static_cast<std::size_t>(uniform() * static_cast<double>(n)));
-  }
-
- private:
-  std::mt19937_64 rng_;
-  double spare_ = 0;
-  bool has_spare_ = false;
-};
 
 enum class Arrival { kPoisson, kGamma, kTrace };
 
