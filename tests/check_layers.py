@@ -21,7 +21,7 @@ SIM_ALLOWED = {
     "network": {"platform", "engine", "metrics"},
     "failures": {"platform", "cluster", "engine"},
     "replay": {"platform"},
-    "serving": {"cluster", "engine"},
+    "serving": {"cluster", "engine", "metrics"},
     "app": {"platform", "cluster", "engine", "scheduling/placement", "scheduling/policies", "metrics",
             "network", "failures", "replay", "serving"},
     "cli": {"platform", "cluster", "engine", "scheduling/placement", "scheduling/policies", "metrics",

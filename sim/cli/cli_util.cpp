@@ -85,11 +85,4 @@ void write_atomically(const fs::path& path, const std::function<void(std::ostrea
   fs::rename(tmp, path);
 }
 
-std::string csv_quote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 }  // namespace fleetsim::cli

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/base/csv_quote.hpp"
+
 namespace fleetsim::cli {
 
 /// This executable's path (/proc/self/exe).
@@ -28,8 +30,5 @@ void write_atomically(const std::filesystem::path& path, const std::function<voi
 
 /// A file's whole text ("" if it cannot be read).
 std::string read_text(const std::filesystem::path& p);
-
-/// A CSV cell: quoted (RFC 4180) if it holds a comma, quote or newline.
-std::string csv_quote(const std::string& s);
 
 }  // namespace fleetsim::cli

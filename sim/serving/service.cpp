@@ -7,6 +7,8 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/hardware/mig.hpp"
+#include "sim/metrics/recorders.hpp"
+#include "workloads/base/csv_quote.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
@@ -138,30 +140,13 @@ Routing routing_of(const Options& t) {
                 "unknown routing '" + r + "' (valid: round-robin, least-outstanding, prefix-aware)");
 }
 
-/// numpy-style linear-interpolated quantile of sorted values.
-double quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-void stats(nlohmann::ordered_json& j, const std::string& name, std::vector<double> v) {
-  std::sort(v.begin(), v.end());
+void stats(nlohmann::ordered_json& j, const std::string& name, const std::vector<double>& v) {
   double sum = 0;
   for (double x : v) sum += x;
   j[name + "_mean_s"] = v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-  j[name + "_p50_s"] = quantile(v, 0.5);
-  j[name + "_p90_s"] = quantile(v, 0.9);
-  j[name + "_p99_s"] = quantile(v, 0.99);
-}
-
-std::string csv_field(const std::string& v) {
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+  j[name + "_p50_s"] = percentile(v, 50);
+  j[name + "_p90_s"] = percentile(v, 90);
+  j[name + "_p99_s"] = percentile(v, 99);
 }
 
 double tpot(const ServingRequest& r, const RequestOutcome& o) {
@@ -380,7 +365,7 @@ void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const Servi
   for (std::size_t i = 0; i < run.requests.size(); ++i) {
     const ServingRequest& r = run.requests[i];
     const RequestOutcome& o = run.result.requests[i];
-    out << csv_field(spec.name) << ',' << csv_field(r.id) << ',' << fmt(r.arrival_s) << ',';
+    out << csv_quote(spec.name) << ',' << csv_quote(r.id) << ',' << fmt(r.arrival_s) << ',';
     if (o.end_s >= 0)
       out << fmt(o.first_token_s) << ',' << fmt(o.end_s) << ',';
     else
@@ -401,7 +386,7 @@ void write_serving_series_header(std::ostream& out) {
 
 void write_serving_series_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run) {
   for (const auto& s : run.result.samples)
-    out << csv_field(spec.name) << ',' << fmt(s.t) << ',' << s.replica << ',' << s.running << ',' << s.waiting
+    out << csv_quote(spec.name) << ',' << fmt(s.t) << ',' << s.replica << ',' << s.running << ',' << s.waiting
         << ',' << fmt(s.kv_used) << '\n';
 }
 

@@ -5,22 +5,10 @@
 #include <map>
 #include <ostream>
 
+#include "sim/metrics/recorders.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim {
-namespace {
-
-double p99(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = 0.99 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-}  // namespace
-
 SizingResult size_service(const ServiceSpec& spec, double target, const std::vector<double>& loads,
                           int max_replicas) {
   SizingResult out;
@@ -49,7 +37,7 @@ SizingResult size_service(const ServiceSpec& spec, double target, const std::vec
       }
       const double a = slo_attainment(spec, reqs, res);
       const int gpus = n * (spec.mig.empty() ? spec.tensor_parallel : 1);
-      points[n] = {load, n, gpus, a, p99(ttft), p99(tpot)};
+      points[n] = {load, n, gpus, a, percentile(ttft, 99), percentile(tpot, 99)};
       return a;
     };
     int miss = 0, hit = -1;

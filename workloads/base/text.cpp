@@ -1,5 +1,7 @@
 #include "workloads/base/text.hpp"
 
+#include "workloads/base/csv_quote.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -107,6 +109,13 @@ std::string fmt(double v, int digits) {
   }
   if (s == "-0") s = "0";
   return s;
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 }  // namespace fleetsim
