@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tests/test_util.hpp"
+#include "tests/tiny_queue_case.hpp"
 #include "workloads/base/text.hpp"
 
 using fleetsim::test::read_file;
@@ -16,34 +17,9 @@ using fleetsim::test::write_file;
 
 namespace {
 
-// One node of 4 GPUs. A: t=0, 2 GPUs, 100 s. B: t=10, 4 GPUs, 50 s. C: t=20, 1 GPU, 30 s.
-// fifo: A 0..100, B 100..150, C 150..180 -> JCTs 100, 140, 160 (mean 400 / 3).
-// fifo-skip: C starts beside A at 20 -> JCTs 100, 140, 30 (mean 90). Placement cannot matter here.
-constexpr const char* kScenario = R"(seed = 3
-[cluster]
-[[cluster.pool]]
-name = "p"
-nodes = 1
-gpus_per_node = 4
-gpu = "V100"
-[workload]
-format = "csv"
-path = "trace.csv"
-[workload.columns]
-id = "id"
-submit = "submit"
-duration = "duration"
-gpus = "gpus"
-[output]
-dir = "out"
-)";
-constexpr const char* kTrace = "id,submit,duration,gpus\nA,0,100,2\nB,10,50,4\nC,20,30,1\n";
-
+// The tiny queueing case (tests/tiny_queue_case.hpp): fifo mean JCT 400 / 3, fifo-skip 90.
 std::filesystem::path make_case() {
-  const auto dir = temp_dir("compare");
-  write_file(dir / "s.toml", kScenario);
-  write_file(dir / "trace.csv", kTrace);
-  return dir;
+  return fleetsim::test::make_tiny_queue_case("compare", "[output]\ndir = \"out\"\n");
 }
 
 bool has(const std::string& text, const std::string& part) {

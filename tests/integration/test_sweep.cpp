@@ -10,6 +10,7 @@
 
 #include "sim/app/sweep_stats.hpp"
 #include "tests/test_util.hpp"
+#include "tests/tiny_queue_case.hpp"
 #include "workloads/base/text.hpp"
 
 using fleetsim::test::read_file;
@@ -20,29 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// compare's tiny case: fifo gives JCTs 100, 140, 160 (mean 400/3); fifo-skip 100, 140, 30 (mean 90).
-constexpr const char* kScenario = R"(seed = 3
-[cluster]
-[[cluster.pool]]
-name = "p"
-nodes = 1
-gpus_per_node = 4
-gpu = "V100"
-[workload]
-format = "csv"
-path = "trace.csv"
-[workload.columns]
-id = "id"
-submit = "submit"
-duration = "duration"
-gpus = "gpus"
-)";
-constexpr const char* kTrace = "id,submit,duration,gpus\nA,0,100,2\nB,10,50,4\nC,20,30,1\n";
-
+// The tiny queueing case (tests/tiny_queue_case.hpp): fifo JCTs 100, 140, 160 (mean 400/3); fifo-skip
+// 100, 140, 30 (mean 90).
 fs::path make_case(const std::string& sweep) {
-  const auto dir = temp_dir("sweep");
-  write_file(dir / "s.toml", kScenario);
-  write_file(dir / "trace.csv", kTrace);
+  const auto dir = fleetsim::test::make_tiny_queue_case("sweep");
   write_file(dir / "sweep.toml", sweep);
   return dir;
 }
