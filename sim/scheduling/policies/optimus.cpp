@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/engine/policy.hpp"
+#include "sim/scheduling/policies/round_clock.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
@@ -29,11 +30,7 @@ namespace {
 
 class Optimus final : public Scheduler {
  public:
-  explicit Optimus(const SchedulerParams& p) {
-    round_s_ = p.opts().number("round_s", 60.0, "time between scheduling rounds, s (default 60)");
-    if (!(round_s_ > 0) || !std::isfinite(round_s_))
-      throw InputError("", 0, "scheduler.options.round_s", "must be finite and > 0");
-  }
+  explicit Optimus(const SchedulerParams& p) : clock_(p.opts()) {}
 
   void enqueue(JobId id, const Launcher& /*launcher*/) override {
     if (!known(id)) active_.push_back(id);
@@ -43,16 +40,8 @@ class Optimus final : public Scheduler {
   void interrupted(JobId id, const Launcher& /*launcher*/) override { st(id).gpus = 0; }
 
   void schedule(Launcher& launcher) override {
-    const double now = launcher.now();
-    const double k = std::round(now / round_s_);
-    if (k >= 1 && std::abs(now - k * round_s_) <= 1e-6) round(launcher);
-    if (!active_.empty()) {
-      const double next = (std::floor(now / round_s_ + 1e-9) + 1) * round_s_;
-      if (next != asked_) {
-        launcher.wake_at(next);
-        asked_ = next;
-      }
-    }
+    if (clock_.at(launcher.now())) round(launcher);
+    if (!active_.empty()) clock_.wake(launcher);
   }
 
   std::size_t queued() const override {
@@ -144,7 +133,7 @@ class Optimus final : public Scheduler {
     }
   }
 
-  double round_s_ = 60, asked_ = -1;
+  RoundClock clock_;
   std::vector<State> jobs_;
   std::vector<bool> seen_;
   std::vector<JobId> active_;

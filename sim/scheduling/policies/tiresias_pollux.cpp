@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "sim/engine/policy.hpp"
+#include "sim/scheduling/policies/round_clock.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
@@ -28,13 +29,10 @@ namespace {
 
 class TiresiasPollux final : public Scheduler {
  public:
-  explicit TiresiasPollux(const SchedulerParams& p) {
+  explicit TiresiasPollux(const SchedulerParams& p) : clock_(p.opts()) {
     const Options& o = p.opts();
-    round_s_ = o.number("round_s", 60.0, "time between scheduling rounds, s (default 60)");
     threshold_ = o.number("threshold_gpu_s", 57600.0,
                           "executed time x GPUs that moves a job from Q0 to Q1, GPU-s (default 57600)");
-    if (!(round_s_ > 0) || !std::isfinite(round_s_))
-      throw InputError("", 0, "scheduler.options.round_s", "must be finite and > 0");
     if (!(threshold_ > 0) || !std::isfinite(threshold_))
       throw InputError("", 0, "scheduler.options.threshold_gpu_s", "must be finite and > 0");
   }
@@ -53,16 +51,8 @@ class TiresiasPollux final : public Scheduler {
 
   void schedule(Launcher& launcher) override {
     const double now = launcher.now();
-    const double k = std::round(now / round_s_);
-    const bool at_round = k >= 1 && std::abs(now - k * round_s_) <= 1e-6;
-    if (at_round) round(launcher, now);
-    if (!arrived_.empty() || !q0_.empty() || !q1_.empty()) {
-      const double next = (std::floor(now / round_s_ + 1e-9) + 1) * round_s_;
-      if (next != asked_) {
-        launcher.wake_at(next);
-        asked_ = next;
-      }
-    }
+    if (clock_.at(now)) round(launcher, now);
+    if (!arrived_.empty() || !q0_.empty() || !q1_.empty()) clock_.wake(launcher);
   }
 
   std::size_t queued() const override {
@@ -142,7 +132,8 @@ class TiresiasPollux final : public Scheduler {
     }
   }
 
-  double round_s_ = 60, threshold_ = 57600, asked_ = -1;
+  RoundClock clock_;
+  double threshold_ = 57600;
   std::vector<State> jobs_;
   std::vector<JobId> arrived_, q0_, q1_;
 };
