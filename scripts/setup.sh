@@ -17,6 +17,7 @@ PACKAGES=(
   doctest-dev               # unit tests
   libbenchmark-dev          # Google Benchmark
   libglpk-dev               # GLPK (Gavel's max-min fairness LP)
+  liblbfgspp-dev            # LBFGSpp (L-BFGS-B for Pollux's performance-model fit)
   python3 python3-matplotlib python3-pandas  # plots
 )
 

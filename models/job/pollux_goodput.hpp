@@ -42,6 +42,13 @@ struct Observation {
 /// `observations` must not be empty.
 PerfParams fit_perf_params(const std::vector<Observation>& observations);
 
+namespace detail {
+/// fit_perf_params' objective at `params` (all seven free), and its analytic gradient into `grad`
+/// when given. Exposed for tests (gradient vs finite differences).
+double fit_objective(const std::vector<Observation>& observations, const PerfParams& params,
+                     PerfParams* grad = nullptr);
+}  // namespace detail
+
 /// Best configuration of a job on (nodes, replicas).
 struct GoodputChoice {
   double goodput = 0;    ///< examples of progress per second (0: no valid configuration)
