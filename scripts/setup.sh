@@ -18,6 +18,7 @@ PACKAGES=(
   libbenchmark-dev          # Google Benchmark
   libglpk-dev               # GLPK (Gavel's max-min fairness LP)
   liblbfgspp-dev            # LBFGSpp (L-BFGS-B for Pollux's performance-model fit)
+  libpagmo-dev              # pagmo2 (NSGA-II sorting and survival: the pollux policy's genetic search)
   python3 python3-matplotlib python3-pandas  # plots
 )
 

@@ -273,7 +273,7 @@ PolluxStepTimes PolluxApplication::step_times(const std::vector<int>& placement,
   return grid(nodes, replicas, atomic);
 }
 
-double PolluxApplication::gain(double batch, int epoch) const {
+std::pair<double, double> PolluxApplication::grad_stats(double batch, int epoch) const {
   const auto [lo, hi] = bracket(validation_, batch);
   const auto row = [&](const Curve& c) {
     return static_cast<std::size_t>(std::clamp(epoch, 0, static_cast<int>(c.grad_sqr.size()) - 1));
@@ -284,6 +284,11 @@ double PolluxApplication::gain(double batch, int epoch) const {
     sqr += w * (hi->second.grad_sqr[row(hi->second)] - sqr);
     var += w * (hi->second.grad_var[row(hi->second)] - var);
   }
+  return {sqr, var};
+}
+
+double PolluxApplication::gain(double batch, int epoch) const {
+  const auto [sqr, var] = grad_stats(batch, epoch);
   const double scale = batch / static_cast<double>(init_batch());
   const double denom = var / scale + sqr;
   return denom > 0 ? (var + sqr) / denom : 1.0;

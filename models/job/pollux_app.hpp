@@ -13,7 +13,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "workloads/jobs/job.hpp"
 
 namespace fleetsim {
 
@@ -59,6 +62,9 @@ class PolluxApplication {
   /// Statistical efficiency gain of one step at global batch `batch` during epoch `epoch`: the
   /// progress it makes, in steps at init_batch() (1 at init_batch, at most batch / init_batch).
   double gain(double batch, int epoch) const;
+  /// Gradient statistics (squared norm, variance) during epoch `epoch` at global batch `batch`,
+  /// interpolated linearly between the validated batches around it (the artifact's get_grad_stats).
+  std::pair<double, double> grad_stats(double batch, int epoch) const;
   /// Progress at the end of epoch e (progress(0) = 0): the least over the validated batches.
   double progress(int epoch) const { return progress_[static_cast<std::size_t>(epoch)]; }
 
@@ -82,6 +88,21 @@ class PolluxApplication {
   std::map<std::string, std::vector<Measured>> by_placement_;          ///< sorted by local
   std::map<int, std::map<int, std::map<int, PolluxStepTimes>>> grid_;  ///< nodes, replicas, local
   std::unique_ptr<LinearNdInterpolator> scattered_;                    ///< null: too few points
+};
+
+/// A job of the pollux job model, as a policy that trains it adaptively (pollux) sees it.
+struct PolluxJobInfo {
+  const PolluxApplication* app = nullptr;  ///< null: not a job of a Pollux application
+  long batch = 0;                          ///< the trace's global batch
+  bool one_gpu = false;                    ///< kept on one GPU at its trace batch (execution.pollux_one_gpu)
+};
+
+/// Implemented by the pollux job model, for policies that choose batch sizes (pollux).
+class PolluxJobSource {
+ public:
+  virtual ~PolluxJobSource() = default;
+  /// The job's application and batch. Throws InputError (trace file, line) as the model does.
+  virtual PolluxJobInfo pollux_job(const JobSpec& job) const = 0;
 };
 
 }  // namespace fleetsim

@@ -67,7 +67,7 @@ std::vector<int> even_split(int gpus, int nodes) {
   return out;
 }
 
-class PolluxModel final : public JobModel {
+class PolluxModel final : public JobModel, public PolluxJobSource {
  public:
   explicit PolluxModel(const JobModelParams& p)
       : trace_file_(p.workload.text("path", "")), one_gpu_(p.settings.texts("pollux_one_gpu", {"ncf"})) {
@@ -137,6 +137,13 @@ class PolluxModel final : public JobModel {
     const PolluxApplication& app = resolve(job, batch);
     if (std::find(one_gpu_.begin(), one_gpu_.end(), app.name()) != one_gpu_.end()) return 1;
     return static_cast<int>(std::clamp(batch / std::max(1L, app.min_local()), 1L, 1'000'000L));
+  }
+
+  PolluxJobInfo pollux_job(const JobSpec& job) const override {
+    PolluxJobInfo info;
+    info.app = &resolve(job, info.batch);
+    info.one_gpu = std::find(one_gpu_.begin(), one_gpu_.end(), info.app->name()) != one_gpu_.end();
+    return info;
   }
 
   bool can_time(const JobSpec& job, std::string& /*why*/) const override {

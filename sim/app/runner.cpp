@@ -77,6 +77,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
       sc.execution.job_model == "auto" ? auto_job_model(mp, parts.jobs) : sc.execution.job_model;
   parts.job_model =
       job_models().create(model_name, mp, sc.file, sc.key_line("execution.job_model"), "execution.job_model");
+  parts.scheduler->check(*parts.job_model, model_name, sc.key_file("scheduler.policy"),
+                         sc.key_line("scheduler.policy"));
   parts.cluster = sc.cluster;
   EnergyObserver energy(sc.power, sc.cluster);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/job/job_model.hpp"
 #include "sim/cluster/cluster_state.hpp"
 #include "workloads/base/options.hpp"
 #include "workloads/base/registry.hpp"
@@ -30,6 +31,13 @@ struct JobProgress {
   int restarts = 0;               ///< times it restarted after a preemption
   double preempted_s = 0;         ///< wall seconds spent preempted (between preemption and restart)
   double gpus = 0;                ///< GPUs held now (shares summed; 0 when not running)
+  double overhead_left_s = 0;     ///< restart overhead still to pay before a running job progresses, s
+};
+
+/// Whole GPUs of one node, for policies that place jobs themselves (Launcher::try_start_at).
+struct NodeGpus {
+  int node = 0;
+  int gpus = 0;
 };
 
 /// What a policy may do and see. Implemented by the simulation core.
@@ -49,11 +57,20 @@ class Launcher {
   /// times the job on what it got; a job stopped and started on another count keeps its share of
   /// work done. false for fractional-GPU and CPU-only jobs, gpus < 1, or when it does not fit now.
   virtual bool try_start_scaled(JobId id, int gpus) = 0;
+  /// Elastic jobs placed by the policy itself (pollux): start job `id` on exactly these whole GPUs
+  /// (free GPUs of each listed node; CPU and memory per GPU as in the trace). The job model times
+  /// it on that placement. false when a node lacks the free GPUs (nothing is allocated then), for
+  /// fractional-GPU and CPU-only jobs, or an empty list.
+  virtual bool try_start_at(JobId id, const std::vector<NodeGpus>& where) = 0;
   /// Stop a running job now, releasing its resources and keeping its progress (checkpoint); it
   /// pays the checkpoint-restore cost when restarted. The policy keeps it in its own queue.
   virtual void preempt(JobId id) = 0;
   /// Scale the speed of a running job (1 = alone on its GPUs; < 1 when co-located).
   virtual void set_speed(JobId id, double speed) = 0;
+  /// For policies that model a running job's progress themselves (pollux's adaptive batch sizes):
+  /// from now on its work advances at `rate` (share of the whole job per second, > 0) once any
+  /// restart overhead is paid, replacing the job model's run time and any set_speed factor.
+  virtual void set_progress_rate(JobId id, double rate) = 0;
   /// Call schedule() again at time t (> now), even if no job arrives or ends then.
   virtual void wake_at(double t) = 0;
 
@@ -72,6 +89,9 @@ class Launcher {
   /// Elastic jobs: the most GPUs the job can use (its job model's limit, e.g. the pollux model's
   /// batch over the smallest per-GPU batch; the trace's count when the model sets none).
   virtual int max_gpus(JobId id) const = 0;
+  /// The job model the simulation times jobs with (policies that co-design with a model, e.g. pollux
+  /// with the pollux job model's applications, query it).
+  virtual const JobModel& job_model() const = 0;
   /// Jobs running now (any order).
   virtual const std::vector<JobId>& running() const = 0;
   virtual const ClusterState& cluster() const = 0;
@@ -96,6 +116,10 @@ class Scheduler {
   virtual void schedule(Launcher& launcher) = 0;
   /// Jobs waiting (including preempted ones).
   virtual std::size_t queued() const = 0;
+  /// Before the run: a policy that works only with some job models rejects the others here
+  /// (InputError naming `file`, `line` and scheduler.policy); nothing may throw during the run.
+  virtual void check(const JobModel& /*model*/, const std::string& /*model_name*/,
+                     const std::string& /*file*/, long /*line*/) const {}
 };
 
 struct SchedulerParams {

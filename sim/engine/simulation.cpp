@@ -51,24 +51,30 @@ bool Simulation::Impl::start_with(JobId id, const Request& r) {
     failed_.insert(key);  // stays infeasible until something is released
     return false;
   }
+  return start_allocated(id, r, std::move(*alloc));
+}
+
+bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation alloc) {
+  const auto i = at(id);
+  Execution& run = runs_[i];
   JobRecord& rec = records_[i];
   const JobSpec& spec = parts_.jobs[i];
-  const PlacementSummary where = summarize(r, *alloc);
+  const PlacementSummary where = summarize(r, alloc);
   std::string why;
   const auto runtime = parts_.job_model->run_time_s(spec, where, why);
   if (!runtime || !std::isfinite(*runtime) || *runtime < 0) {
     skip(spec, why.empty() ? "job model gave no run time" : why);
     return true;  // leaves the queue
   }
-  state_.allocate(*alloc);
+  state_.allocate(alloc);
   const bool restart = rec.start_s >= 0;
   if (!restart) {
     rec.start_s = now_;
     rec.alone_s = *runtime;
   }
   rec.gpu_type = where.gpu_type;
-  rec.nodes = alloc->nodes;
-  rec.leaves = alloc->leaves;
+  rec.nodes = alloc.nodes;
+  rec.leaves = alloc.leaves;
   rec.gpus = r.gpus * (r.milli / 1000.0);
   run.runtime = *runtime;
   run.policy_speed = 1;
@@ -87,7 +93,7 @@ bool Simulation::Impl::start_with(JobId id, const Request& r) {
     run.overhead_left = parts_.start_overhead_s;
   }
   rec.wasted_gpu_s += run.overhead_left * rec.gpus;
-  allocations_[i] = std::move(*alloc);
+  allocations_[i] = std::move(alloc);
   run.running_index = static_cast<int>(running_.size());
   running_.push_back(id);
   const auto neighbours = coloc_.add(id, allocations_[i]);

@@ -38,9 +38,13 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
   bool try_start_scaled(JobId id, int gpus) override;
 
+  bool try_start_at(JobId id, const std::vector<NodeGpus>& where) override;
+
   void preempt(JobId id) override;
 
   void set_speed(JobId id, double speed) override;
+
+  void set_progress_rate(JobId id, double rate) override;
 
   void wake_at(double t) override {
     if (t > now_ && std::isfinite(t)) events_.push({t, seq_++, -1, 0});
@@ -80,7 +84,7 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
   void interrupt(JobId id, double done, double overhead_s) override;
 
-  // --- JobClock (for the execution hook)
+  // --- JobClock (for the execution hook) and Launcher
   const JobModel& job_model() const override { return *parts_.job_model; }
   const Allocation& allocation(JobId id) const override { return allocations_[at(id)]; }
   Execution& execution(JobId id) override { return runs_[at(id)]; }
@@ -97,6 +101,8 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
   /// Place and start job `id` with request `r` (its own, or narrowed to one GPU type).
   bool start_with(JobId id, const Request& r);
+  /// Start job `id` on `alloc` (found for request `r`); true also when it was dropped (no run time).
+  bool start_allocated(JobId id, const Request& r, Allocation alloc);
 
   /// The job leaves its GPUs (finish or preemption); progress is up to date.
   void leave(JobId id);

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "sim/engine/simulation_impl.hpp"
 
@@ -23,6 +24,7 @@ JobProgress Simulation::Impl::progress(JobId id) const {
     attained += dt * rec.gpus;
     executed += dt;
     p.gpus = rec.gpus;
+    p.overhead_left_s = std::max(0.0, run.overhead_left - dt);
     p.expected_end_s = run.since + run.overhead_left + (1.0 - run.done) * run.runtime / run.speed();
   } else if (run.preempted_at >= 0) {
     p.preempted_s += now_ - run.preempted_at;
@@ -148,6 +150,40 @@ bool Simulation::Impl::try_start_scaled(JobId id, int gpus) {
   r.cpu_milli = full.cpu_milli * scale;
   r.memory_mib = full.memory_mib * scale;
   return start_with(id, r);
+}
+
+bool Simulation::Impl::try_start_at(JobId id, const std::vector<NodeGpus>& where) {
+  const Request& full = requests_[at(id)];
+  if (runs_[at(id)].running_index >= 0) return true;
+  if (full.gpus <= 0 || !full.whole() || where.empty()) return false;
+  int gpus = 0;
+  for (const auto& w : where) gpus += w.gpus;
+  if (gpus < 1) return false;
+  Request r = full;
+  const double scale = static_cast<double>(gpus) / full.gpus;
+  r.gpus = gpus;
+  r.cpu_milli = full.cpu_milli * scale;
+  r.memory_mib = full.memory_mib * scale;
+  Allocation alloc;
+  std::vector<bool> seen(static_cast<std::size_t>(state_.node_count()), false);
+  for (const auto& w : where) {
+    if (w.node < 0 || w.node >= state_.node_count() || w.gpus < 1) return false;
+    if (seen[static_cast<std::size_t>(w.node)]) return false;  // each node once
+    seen[static_cast<std::size_t>(w.node)] = true;
+    if (state_.is_down(w.node) || !state_.fits_part(w.node, r, w.gpus)) return false;
+    state_.pick_on_node(w.node, r, w.gpus, alloc);
+  }
+  state_.finalize(r, alloc);
+  return start_allocated(id, r, std::move(alloc));
+}
+
+void Simulation::Impl::set_progress_rate(JobId id, double rate) {
+  Execution& run = runs_[at(id)];
+  if (run.running_index < 0 || !(rate > 0) || !std::isfinite(rate)) return;
+  advance(id);
+  run.runtime = 1.0 / rate;
+  run.policy_speed = 1;
+  reschedule(id);
 }
 
 std::optional<double> Simulation::Impl::estimated_runtime_scaled(JobId id, int gpus) const {

@@ -16,6 +16,7 @@ class RoundClock {
     if (!(round_s_ > 0) || !std::isfinite(round_s_))
       throw InputError("", 0, "scheduler.options.round_s", "must be finite and > 0");
   }
+  double round_s() const { return round_s_; }
   /// Is `now` a round (a positive multiple of round_s)?
   bool at(double now) const {
     const double k = std::round(now / round_s_);
