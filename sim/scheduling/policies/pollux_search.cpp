@@ -246,6 +246,8 @@ std::vector<AllocState> AllocationSearch::run(const std::vector<AllocState>& ini
   std::vector<Objectives> next_f;
   std::vector<std::uint64_t> next_keys;
 
+  double best_f0 = std::numeric_limits<double>::infinity();
+  int stalled = 0;
   for (int gen = 1; gen < settings_.generations; ++gen) {
     std::size_t n = np;  // parents and the offspring so far
     for (int attempt = 0; attempt < 100 && n < np + pop_size; ++attempt) {
@@ -312,6 +314,11 @@ std::vector<AllocState> AllocationSearch::run(const std::vector<AllocState>& ini
     keys = next_keys;
     std::sort(keys.begin(), keys.end());
     np = keep.size();
+    double gen_best = std::numeric_limits<double>::infinity();
+    for (const auto& o : f) gen_best = std::min(gen_best, o[0]);
+    stalled = gen_best < best_f0 ? 0 : stalled + 1;
+    best_f0 = std::min(best_f0, gen_best);
+    if (settings_.stall_generations > 0 && stalled >= settings_.stall_generations) break;
   }
   // The non-dominated set of the final population, in population order.
   auto first = non_dominated_fronts_2d(f).front();

@@ -40,6 +40,9 @@ struct SearchSettings {
   int generations = 100;  ///< including the initial one (pymoo's n_gen)
   double restart_delay_s = 30;
   int max_nodes_per_job = 16;
+  /// Stop once the best F0 has not improved for this many generations (0: run all generations, as
+  /// the artifact does).
+  int stall_generations = 0;
 };
 
 /// Non-dominated fronts of points of two objectives (both minimised), best first, each in index order:
