@@ -19,6 +19,7 @@ PACKAGES=(
   libglpk-dev               # GLPK (Gavel's max-min fairness LP)
   liblbfgspp-dev            # LBFGSpp (L-BFGS-B for Pollux's performance-model fit)
   libpagmo-dev              # pagmo2 (NSGA-II sorting and survival: the pollux policy's genetic search)
+  libopenmpi-dev openmpi-bin  # OpenMPI (optional at build time): fleetsim sweep --mpi under mpirun
   python3 python3-matplotlib python3-pandas  # plots
 )
 

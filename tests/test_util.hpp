@@ -80,4 +80,13 @@ inline void require_shared(const std::string& rel = "") {
   std::_Exit(kSkipCode);
 }
 
+/// Ends this test case as skipped (exit 77, as require_shared) when `program` is not on the PATH.
+inline void require_program(const std::string& program, const std::string& why) {
+  const std::string cmd = "command -v '" + program + "' >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) == 0) return;
+  std::printf("SKIPPED: needs %s on the PATH (%s)\n", program.c_str(), why.c_str());
+  std::fflush(stdout);
+  std::_Exit(kSkipCode);
+}
+
 }  // namespace fleetsim::test

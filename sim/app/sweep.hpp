@@ -7,11 +7,7 @@
 // is recorded (run.json, runs.csv status/error) and never stops the others. Then the results
 // (sim/app/sweep_results.hpp): runs.csv, aggregate.csv, paired.csv and a table on stdout.
 #include <cstddef>
-#include <cstdint>
 #include <string>
-#include <vector>
-
-#include "sim/app/sweep_spec.hpp"
 
 namespace fleetsim {
 
@@ -23,19 +19,18 @@ struct SweepOptions {
   std::string exe;       ///< the fleetsim executable the runs are started with
 };
 
-/// The scenario TOML a run resolves to (base scenario + overrides) and its content hash (FNV-1a 64, hex).
-struct ResolvedRun {
-  std::string scenario;
-  std::string hash;
-};
-ResolvedRun resolve_run(const SweepSpec& spec, const SweepRun& run);
-
-/// FNV-1a 64-bit hash of `text` as 16 hex digits.
-std::string content_hash(const std::string& text);
-
 /// Runs the sweep file at `path`. Returns the exit code: 0 all runs succeeded, 1 some failed (recorded
 /// in runs.csv), 130 interrupted (completed runs are kept for a rerun). Throws InputError on bad input
 /// before anything runs.
 int run_sweep(const std::string& path, const SweepOptions& options);
+
+struct SweepPlan;  // sim/app/sweep_plan.hpp
+/// Runs the plan's pending runs as local processes, `options.jobs` at a time, printing progress unless
+/// quiet. Returns 0, or 130 when interrupted. (The MPI backend with one rank uses it too.)
+int run_pending_locally(const SweepPlan& plan, const SweepOptions& options);
+/// How many runs at a time: options.jobs (0: all cores), at most the pending runs, at least 1.
+std::size_t sweep_parallelism(const SweepPlan& plan, const SweepOptions& options);
+/// "fleetsim sweep: N runs (...): P to run, D done before; J at a time" on stderr unless quiet.
+void print_sweep_start(const SweepPlan& plan, std::size_t parallel, bool quiet);
 
 }  // namespace fleetsim

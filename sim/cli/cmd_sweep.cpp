@@ -1,8 +1,11 @@
-// fleetsim sweep SWEEP.toml --out DIR [--jobs N] [--force] [--quiet]
-// Every combination x seed of the sweep file is one run in its own process (sim/app/sweep.hpp).
+// fleetsim sweep SWEEP.toml --out DIR [--jobs N] [--force] [--quiet] [--mpi | --slurm-array | --run-one N
+// | --collect]. Every combination x seed of the sweep file is one run in its own process: local
+// processes (sim/app/sweep.hpp), MPI ranks (sweep_mpi.hpp) or SLURM array tasks (sweep_slurm.hpp).
 #include <memory>
 
 #include "sim/app/sweep.hpp"
+#include "sim/app/sweep_mpi.hpp"
+#include "sim/app/sweep_slurm.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "workloads/base/input_error.hpp"
@@ -14,6 +17,8 @@ struct SweepArgs {
   std::string sweep, out;
   int jobs = 0;
   bool force = false, quiet = false;
+  bool mpi = false, slurm = false, collect = false;
+  int run_one = -1;
 };
 
 Runner setup(CLI::App& sub) {
@@ -25,6 +30,17 @@ Runner setup(CLI::App& sub) {
   sub.add_option("--jobs,-j", a->jobs, "runs at a time (default: all cores)");
   sub.add_flag("--force", a->force, "rerun the runs a previous sweep completed with the same scenario");
   sub.add_flag("--quiet,-q", a->quiet, "no progress and no table (errors still go to stderr)");
+  auto* mpi = sub.add_flag(
+      "--mpi", a->mpi, "under mpirun -n K: rank 0 deals the runs to ranks 1..K-1 (needs a build with MPI)");
+  auto* slurm = sub.add_flag("--slurm-array", a->slurm,
+                             "write the pending runs and print an sbatch array script (one task per run)");
+  auto* one =
+      sub.add_option("--run-one", a->run_one, "run line N (from 0) of DIR/slurm/runs.txt (array tasks)");
+  auto* collect =
+      sub.add_flag("--collect", a->collect, "only build runs.csv, aggregate.csv, paired.csv from DIR/runs/");
+  mpi->excludes(slurm, one, collect);
+  slurm->excludes(one, collect);
+  one->excludes(collect);
   return [a] {
     if (a->jobs < 0) throw InputError("", 0, "--jobs", "must be >= 0, got " + std::to_string(a->jobs));
     SweepOptions o;
@@ -33,6 +49,12 @@ Runner setup(CLI::App& sub) {
     o.force = a->force;
     o.quiet = a->quiet;
     o.exe = self_exe();
+    if (a->mpi) return run_sweep_mpi(a->sweep, o);
+    if (a->slurm) return write_slurm_array(a->sweep, o);
+    if (a->collect) return collect_sweep(a->sweep, o);
+    if (a->run_one >= 0) return run_one_listed(a->sweep, o, static_cast<std::size_t>(a->run_one));
+    if (a->run_one != -1)
+      throw InputError("", 0, "--run-one", "must be >= 0, got " + std::to_string(a->run_one));
     return run_sweep(a->sweep, o);
   };
 }

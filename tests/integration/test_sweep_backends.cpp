@@ -1,0 +1,177 @@
+// fleetsim sweep's other backends, end to end through the real binary: --mpi under mpirun (runs.csv
+// byte-identical to the local backend's, failures recorded, one rank alone), --slurm-array with
+// --run-one and --collect, and --mpi in a build without MPI.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "sim/app/sweep_mpi.hpp"
+#include "tests/test_util.hpp"
+#include "tests/tiny_queue_case.hpp"
+
+using fleetsim::test::read_file;
+using fleetsim::test::run_fleetsim;
+using fleetsim::test::temp_dir;
+using fleetsim::test::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPolicySweep = R"(base = "s.toml"
+seeds = 3
+[grid]
+"scheduler.policy" = ["fifo", "fifo-skip"]
+"scheduler.placement" = ["first-fit", "consolidate"]
+)";
+
+fs::path make_case(const std::string& sweep) {
+  const auto dir = fleetsim::test::make_tiny_queue_case("sweep-backends");
+  write_file(dir / "sweep.toml", sweep);
+  return dir;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string sweep(const fs::path& dir, const std::string& out, const std::string& args) {
+  return "sweep " + (dir / "sweep.toml").string() + " --out " + (dir / out).string() + " " + args;
+}
+
+/// `mpirun -n ranks fleetsim <args>`, output captured.
+fleetsim::test::CmdResult run_mpi(int ranks, const std::string& args) {
+  const auto tmp = temp_dir("mpi");
+  const std::string cmd = "mpirun -n " + std::to_string(ranks) + " --oversubscribe --allow-run-as-root " +
+                          std::string(FLEETSIM_BINARY) + " " + args + " >" + (tmp / "out.txt").string() +
+                          " 2>&1";
+  const int status = std::system(cmd.c_str());
+  fleetsim::test::CmdResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.output = read_file(tmp / "out.txt");
+  fs::remove_all(tmp);
+  return r;
+}
+
+void require_mpi() {
+  if (!fleetsim::mpi_built()) {
+    std::printf("SKIPPED: this build has no MPI (install libopenmpi-dev and rebuild)\n");
+    std::fflush(stdout);
+    std::_Exit(fleetsim::test::kSkipCode);
+  }
+  fleetsim::test::require_program("mpirun", "OpenMPI: apt-get install openmpi-bin");
+}
+
+}  // namespace
+
+TEST_CASE("sweep --mpi: runs.csv under mpirun -n 3 is the local backend's byte for byte, and resumes") {
+  require_mpi();
+  const auto dir = make_case(kPolicySweep);
+  REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
+  const auto r = run_mpi(3, sweep(dir, "mpi", "--mpi"));
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  CHECK_MESSAGE(has(r.output, "12 to run, 0 done before; 2 at a time"), r.output);
+  CHECK(has(r.output, "[12/12]"));
+  for (const char* f : {"runs.csv", "aggregate.csv", "paired.csv"})
+    CHECK_MESSAGE(read_file(dir / "mpi" / f) == read_file(dir / "local" / f), f);
+  const auto again = run_mpi(3, sweep(dir, "mpi", "--mpi"));
+  REQUIRE(again.code == 0);
+  CHECK_MESSAGE(has(again.output, "0 to run, 12 done before"), again.output);
+  CHECK(read_file(dir / "mpi" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sweep --mpi: a failing run is recorded with its error and the other runs complete") {
+  require_mpi();
+  const auto dir = make_case("");
+  write_file(dir / "sweep.toml", "base = \"s.toml\"\nseeds = 2\n[grid]\n\"workload.path\" = [\"" +
+                                     (dir / "trace.csv").string() + "\", \"" +
+                                     (dir / "missing.csv").string() + "\"]\n");
+  const auto r = run_mpi(3, sweep(dir, "out", "--mpi"));
+  CHECK_MESSAGE(r.code == 1, r.output);
+  CHECK(has(r.output, "2 of 4 runs failed"));
+  const std::string csv = read_file(dir / "out" / "runs.csv");
+  CHECK(has(csv, "c000-s1,c000,"));
+  CHECK(has(csv, "c000-s2,c000,"));
+  CHECK(has(csv, ",ok,,"));
+  CHECK(has(csv, ",failed,"));
+  CHECK(has(csv, "missing.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sweep --mpi: bad input is exit 2 on every rank and nothing runs") {
+  require_mpi();
+  const auto dir = make_case("base = \"s.toml\"\nseeds = 1\n[grid]\n\"scheduler.polcy\" = [\"fifo\"]\n");
+  const auto r = run_mpi(3, sweep(dir, "out", "--mpi"));
+  CHECK_MESSAGE(r.code == 2, r.output);
+  CHECK(has(r.output, "scheduler.polcy"));
+  CHECK(!fs::exists(dir / "out" / "runs.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sweep --mpi: with one rank, rank 0 runs everything itself") {
+  require_mpi();
+  const auto dir = make_case(kPolicySweep);
+  REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
+  const auto r = run_mpi(1, sweep(dir, "mpi", "--mpi --jobs 2"));
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  CHECK_MESSAGE(has(r.output, "12 to run, 0 done before; 2 at a time"), r.output);
+  CHECK(read_file(dir / "mpi" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "sweep --slurm-array: the script names every pending run, --run-one runs one, --collect builds "
+    "runs.csv") {
+  const auto dir = make_case(kPolicySweep);
+  REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
+  const auto s = run_fleetsim(sweep(dir, "out", "--slurm-array"));
+  REQUIRE_MESSAGE(s.code == 0, s.output);
+  CHECK(has(s.output, "#SBATCH --array=0-11\n"));
+  CHECK(has(s.output, "--run-one \"$SLURM_ARRAY_TASK_ID\""));
+  CHECK(has(s.output, "--collect"));
+  for (const char* id : {"c000-s1", "c000-s2", "c000-s3", "c001-s1", "c001-s2", "c001-s3", "c002-s1",
+                         "c002-s2", "c002-s3", "c003-s1", "c003-s2", "c003-s3"}) {
+    CHECK_MESSAGE(has(s.output, std::string(" ") + id + "\n"), id);
+    CHECK(fs::exists(dir / "out" / "runs" / id / "scenario.toml"));
+  }
+  CHECK(has(s.output, read_file(dir / "out" / "slurm" / "sweep.sbatch")));  // printed and written
+  for (int i = 0; i < 12; ++i) {
+    const auto one = run_fleetsim(sweep(dir, "out", "--run-one " + std::to_string(i)));
+    REQUIRE_MESSAGE(one.code == 0, one.output);
+  }
+  const auto bad = run_fleetsim(sweep(dir, "out", "--run-one 12"));
+  CHECK(bad.code == 2);
+  CHECK_MESSAGE(has(bad.output, "runs.txt: field '--run-one': no run 12"), bad.output);
+  const auto c = run_fleetsim(sweep(dir, "out", "--collect"));
+  REQUIRE_MESSAGE(c.code == 0, c.output);
+  CHECK(has(c.output, "12 runs (0 run now, 12 reused), 0 failed"));
+  CHECK(read_file(dir / "out" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
+  CHECK(read_file(dir / "out" / "aggregate.csv") == read_file(dir / "local" / "aggregate.csv"));
+  // Everything is complete now: the script has nothing to run.
+  const auto done = run_fleetsim(sweep(dir, "out", "--slurm-array"));
+  CHECK(done.code == 0);
+  CHECK(!has(done.output, "#SBATCH --array"));
+  CHECK(has(done.output, "nothing to run"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sweep --mpi without MPI support is exit 2 saying how to get it") {
+  const std::string msg = fleetsim::mpi_missing_error().what();
+  CHECK(has(msg, "field '--mpi'"));
+  CHECK(has(msg, "libopenmpi-dev"));
+  CHECK(has(msg, "rebuild"));
+  if (fleetsim::mpi_built()) return;  // this build has MPI: the message path is all there is to test
+  const auto dir = make_case(kPolicySweep);
+  const auto r = run_fleetsim(sweep(dir, "out", "--mpi"));
+  CHECK(r.code == 2);
+  CHECK(has(r.output, "libopenmpi-dev"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sweep: --mpi, --slurm-array, --run-one and --collect exclude each other") {
+  const auto dir = make_case(kPolicySweep);
+  CHECK(run_fleetsim(sweep(dir, "out", "--mpi --collect")).code == 2);
+  CHECK(run_fleetsim(sweep(dir, "out", "--slurm-array --run-one 0")).code == 2);
+  fs::remove_all(dir);
+}
