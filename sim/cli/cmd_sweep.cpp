@@ -18,7 +18,7 @@ struct SweepArgs {
   int jobs = 0;
   bool force = false, quiet = false;
   bool mpi = false, slurm = false, collect = false;
-  int run_one = -1;
+  int run_one = 0;
 };
 
 Runner setup(CLI::App& sub) {
@@ -41,7 +41,7 @@ Runner setup(CLI::App& sub) {
   mpi->excludes(slurm, one, collect);
   slurm->excludes(one, collect);
   one->excludes(collect);
-  return [a] {
+  return [a, one] {
     if (a->jobs < 0) throw InputError("", 0, "--jobs", "must be >= 0, got " + std::to_string(a->jobs));
     SweepOptions o;
     o.out = a->out;
@@ -52,9 +52,11 @@ Runner setup(CLI::App& sub) {
     if (a->mpi) return run_sweep_mpi(a->sweep, o);
     if (a->slurm) return write_slurm_array(a->sweep, o);
     if (a->collect) return collect_sweep(a->sweep, o);
-    if (a->run_one >= 0) return run_one_listed(a->sweep, o, static_cast<std::size_t>(a->run_one));
-    if (a->run_one != -1)
-      throw InputError("", 0, "--run-one", "must be >= 0, got " + std::to_string(a->run_one));
+    if (one->count() > 0) {
+      if (a->run_one < 0)
+        throw InputError("", 0, "--run-one", "must be >= 0, got " + std::to_string(a->run_one));
+      return run_one_listed(a->sweep, o, static_cast<std::size_t>(a->run_one));
+    }
     return run_sweep(a->sweep, o);
   };
 }

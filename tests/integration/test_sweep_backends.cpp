@@ -169,9 +169,12 @@ TEST_CASE("sweep --mpi without MPI support is exit 2 saying how to get it") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("sweep: --mpi, --slurm-array, --run-one and --collect exclude each other") {
+TEST_CASE("sweep: --mpi, --slurm-array, --run-one and --collect exclude each other, and --run-one is >= 0") {
   const auto dir = make_case(kPolicySweep);
   CHECK(run_fleetsim(sweep(dir, "out", "--mpi --collect")).code == 2);
   CHECK(run_fleetsim(sweep(dir, "out", "--slurm-array --run-one 0")).code == 2);
+  const auto neg = run_fleetsim(sweep(dir, "out", "--run-one -1"));
+  CHECK(neg.code == 2);
+  CHECK_MESSAGE(has(neg.output, "field '--run-one': must be >= 0"), neg.output);
   fs::remove_all(dir);
 }
