@@ -66,6 +66,7 @@ int write_slurm_array(const std::string& path, const SweepOptions& o) {
     << "#SBATCH --job-name=fleetsim-sweep\n"
     << "#SBATCH --ntasks=1\n"
     << "#SBATCH --cpus-per-task=1\n"
+    << "#SBATCH --chdir=" << fs::current_path().string() << "\n"  // grid paths resolve against it
     << "#SBATCH --output=" << fs::absolute(slurm).string() << "/%A_%a.out\n";
   if (!plan.pending.empty()) s << "#SBATCH --array=0-" << plan.pending.size() - 1 << "\n";
   s << "# array index -> run:\n" << listing;
