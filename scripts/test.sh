@@ -46,6 +46,7 @@ echo "== plot script"
 /usr/bin/python3 scripts/plot.py --self-test
 /usr/bin/python3 scripts/plot_calibration.py --self-test
 /usr/bin/python3 scripts/plot_serving.py --self-test
+/usr/bin/python3 scripts/plot_failures.py --self-test
 /usr/bin/python3 scripts/calibrate/compare_sweeps.py --self-test
 
 echo "test.sh: all tests passed"
