@@ -20,6 +20,7 @@ PACKAGES=(
   liblbfgspp-dev            # LBFGSpp (L-BFGS-B for Pollux's performance-model fit)
   libpagmo-dev              # pagmo2 (NSGA-II sorting and survival: the pollux policy's genetic search)
   python3 python3-matplotlib python3-pandas  # plots
+  chromium                  # headless check of the HTML report (ctest report_browser)
 )
 
 missing=()
