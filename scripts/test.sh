@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 
 echo "== clang-format check"
 mapfile -t SOURCES < <(git ls-files '*.cpp' '*.hpp' '*.cu' 2>/dev/null || find sim models workloads tests -name '*.[ch]pp')
