@@ -7,7 +7,9 @@ Usage: scripts/plot.py RESULTS_DIR [RESULTS_DIR ...]   (several folders: curves 
 Writes into the first folder: jct_cdf.png (CDF of job completion time), utilization.png (busy GPUs
 over time), queue.png (running and queued jobs over time) and, for network-fidelity runs (a
 link_tiers.csv), link_tiers.png (utilization of each fabric tier over time); for runs with services
-(a requests.csv), latency_cdf.png and serving_queue.png (scripts/plot_serving.py). Uses matplotlib and
+(a requests.csv), latency_cdf.png and serving_queue.png (scripts/plot_serving.py); for runs with
+failures (a failures.csv), nodes_down.png and interruptions_by_size.png (scripts/plot_failures.py).
+Uses matplotlib and
 pandas (Debian).
 """
 import json
@@ -107,6 +109,13 @@ def plot(folders):
 
         plot_serving.plot(out)
         written += [os.path.join(out, n) for n in ("latency_cdf.png", "serving_queue.png")]
+    if os.path.exists(os.path.join(out, "failures.csv")):  # failures: scripts/plot_failures.py
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import plot_failures  # noqa: E402
+
+        plot_failures.plot(out)
+        written += [os.path.join(out, n) for n in ("nodes_down.png", "interruptions_by_size.png")
+                    if os.path.exists(os.path.join(out, n))]
     return written
 
 

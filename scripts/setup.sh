@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install fleetsim's build and run dependencies from Debian packages.
 # Idempotent: installs only what is missing and prints nothing when all is present.
+# Usage: scripts/setup.sh [--test]   (--test: also what only the tests need; scripts/test.sh passes it)
 set -euo pipefail
 
 PACKAGES=(
@@ -18,10 +19,13 @@ PACKAGES=(
   libbenchmark-dev          # Google Benchmark
   libglpk-dev               # GLPK (Gavel's max-min fairness LP)
   liblbfgspp-dev            # LBFGSpp (L-BFGS-B for Pollux's performance-model fit)
-  libpagmo-dev              # pagmo2 (NSGA-II sorting and survival: the pollux policy's genetic search)
+  libpagmo-dev              # pagmo2 (crowding distances of the pollux policy's genetic search)
   libopenmpi-dev openmpi-bin  # OpenMPI (optional at build time): fleetsim sweep --mpi under mpirun
   python3 python3-matplotlib python3-pandas  # plots
 )
+if [ "${1:-}" = "--test" ]; then
+  PACKAGES+=(chromium)      # headless check of the HTML report (ctest report_browser; skips without it)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

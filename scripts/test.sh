@@ -7,7 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 JOBS="$(nproc 2>/dev/null || echo 2)"
 
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 
 echo "== clang-format check"
 mapfile -t SOURCES < <(git ls-files '*.cpp' '*.hpp' '*.cu' 2>/dev/null || find sim models workloads tests -name '*.[ch]pp')
@@ -46,6 +46,7 @@ echo "== plot script"
 /usr/bin/python3 scripts/plot.py --self-test
 /usr/bin/python3 scripts/plot_calibration.py --self-test
 /usr/bin/python3 scripts/plot_serving.py --self-test
+/usr/bin/python3 scripts/plot_failures.py --self-test
 /usr/bin/python3 scripts/calibrate/compare_sweeps.py --self-test
 
 echo "test.sh: all tests passed"

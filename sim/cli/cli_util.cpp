@@ -1,5 +1,6 @@
 #include "sim/cli/cli_util.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,15 @@ std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+/// `python3 'script' 'args'...`, quoted for the shell; Debian's /usr/bin/python3 first (matplotlib).
+std::string python_command(const fs::path& script, const std::vector<std::string>& args) {
+  std::error_code ec;
+  const std::string python = fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
+  std::string cmd = shell_quote(python) + " " + shell_quote(script.string());
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  return cmd;
 }
 
 }  // namespace
@@ -57,11 +67,8 @@ bool run_plot_script(const std::string& script, const char* env_var, const std::
     return false;
   }
   std::error_code ec;
-  const std::string python = fs::exists("/usr/bin/python3", ec) ? "/usr/bin/python3" : "python3";
   const fs::path log = fs::temp_directory_path(ec) / ("fleetsim-plot-" + std::to_string(::getpid()) + ".log");
-  std::string cmd = shell_quote(python) + " " + shell_quote(path.string());
-  for (const auto& a : args) cmd += " " + shell_quote(a);
-  cmd += " > " + shell_quote(log.string()) + " 2>&1";
+  const std::string cmd = python_command(path, args) + " > " + shell_quote(log.string()) + " 2>&1";
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
     std::string text = read_text(log);
@@ -71,6 +78,13 @@ bool run_plot_script(const std::string& script, const char* env_var, const std::
   }
   fs::remove(log, ec);
   return rc == 0;
+}
+
+int run_python(const fs::path& script, const std::vector<std::string>& args) {
+  std::fflush(stdout);
+  const int status = std::system(python_command(script, args).c_str());
+  if (status == -1 || !WIFEXITED(status)) return 1;
+  return WEXITSTATUS(status);
 }
 
 void write_atomically(const fs::path& path, const std::function<void(std::ostream&)>& write,

@@ -23,6 +23,10 @@ std::filesystem::path find_script(const std::string& name, const char* env_var);
 bool run_plot_script(const std::string& script, const char* env_var, const std::vector<std::string>& args,
                      const std::string& what_is_complete);
 
+/// Runs `python3 <script> args...` (/usr/bin/python3 first) with this process's stdout and stderr;
+/// returns the script's exit status (1 when it could not run or was killed by a signal).
+int run_python(const std::filesystem::path& script, const std::vector<std::string>& args);
+
 /// Writes `path` through a temporary file renamed into place, so a failure leaves no partial file.
 /// Errors are InputError naming the path and `option` (e.g. "--out").
 void write_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,
