@@ -56,7 +56,7 @@ void read_csv(const fs::path& path, const std::vector<std::string>& names, const
   CsvParser csv(text, ',', file);
   std::vector<std::string> header, row;
   long line = 0;
-  if (!csv.next(header, line)) throw InputError(file, 0, "", "empty file: no header line");
+  csv.header(header, line);
   for (auto& h : header) h = std::string(trim(h));
   std::vector<std::size_t> cols;
   for (const auto& n : names)

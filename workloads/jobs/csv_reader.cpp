@@ -140,7 +140,7 @@ class CsvTraceReader final : public TraceReader {
     CsvParser csv(text, delim == "\\t" ? '\t' : delim[0], path);
     std::vector<std::string> header, row;
     long line = 0;
-    if (!csv.next(header, line)) throw InputError(path, 0, "", "empty file: no header line");
+    csv.header(header, line);
     const long header_line = line;
     std::array<int, kNumKeys> col{};
     for (std::size_t k = 0; k < kNumKeys; ++k)

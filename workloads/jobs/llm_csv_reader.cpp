@@ -35,7 +35,7 @@ class LlmCsvReader final : public TraceReader {
     CsvParser csv(text, ',', path);
     std::vector<std::string> header, row;
     long line = 0;
-    if (!csv.next(header, line)) throw InputError(path, 0, "", "empty file: no header line");
+    csv.header(header, line);
     auto col = [&](std::string_view name, bool required) {
       return column_index(header, name, required, path, line);
     };

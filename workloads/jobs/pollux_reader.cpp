@@ -49,7 +49,7 @@ class PolluxTraceReader final : public TraceReader {
     CsvParser csv(text, ',', path);
     std::vector<std::string> header, row;
     long line = 0;
-    if (!csv.next(header, line)) throw InputError(path, 0, "", "empty file: no header line");
+    csv.header(header, line);
     const long header_line = line;
     for (auto& h : header) h = std::string(trim(h));
     const int c_name = column_index(header, "name", true, path, header_line);

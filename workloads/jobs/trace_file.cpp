@@ -91,6 +91,10 @@ int column_index(const std::vector<std::string>& header, std::string_view name, 
   throw InputError(file, header_line, std::string(name), msg);
 }
 
+void CsvParser::header(std::vector<std::string>& fields, long& line) {
+  if (!next(fields, line)) throw InputError(file_, 0, "", "empty file: no header line");
+}
+
 bool CsvParser::next(std::vector<std::string>& fields, long& line) {
   // Skip blank lines (empty, or only spaces / CR).
   while (pos_ < text_.size()) {

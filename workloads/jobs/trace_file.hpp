@@ -29,6 +29,9 @@ class CsvParser {
   /// Reads the next record into `fields`; `line` receives the line the record starts on.
   /// Returns false at the end of the text. Throws InputError on an unterminated quote.
   bool next(std::vector<std::string>& fields, long& line);
+  /// Reads the header record into `fields` (line into `line`); throws InputError(file, 0) "empty file:
+  /// no header line" when there is none.
+  void header(std::vector<std::string>& fields, long& line);
 
  private:
   std::string_view text_;
