@@ -36,4 +36,11 @@ inline std::filesystem::path make_tiny_queue_case(const std::string& tag, const 
   return dir;
 }
 
+/// The same folder with `sweep` written as sweep.toml beside it (its base is "s.toml").
+inline std::filesystem::path make_tiny_sweep_case(const std::string& tag, const std::string& sweep) {
+  const auto dir = make_tiny_queue_case(tag);
+  write_file(dir / "sweep.toml", sweep);
+  return dir;
+}
+
 }  // namespace fleetsim::test

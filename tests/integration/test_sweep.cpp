@@ -10,9 +10,11 @@
 
 #include "sim/app/sweep_stats.hpp"
 #include "tests/test_util.hpp"
+#include "tests/text_checks.hpp"
 #include "tests/tiny_queue_case.hpp"
 #include "workloads/base/text.hpp"
 
+using fleetsim::test::contains;
 using fleetsim::test::read_file;
 using fleetsim::test::run_fleetsim;
 using fleetsim::test::temp_dir;
@@ -24,13 +26,7 @@ namespace {
 // The tiny queueing case (tests/tiny_queue_case.hpp): fifo JCTs 100, 140, 160 (mean 400/3); fifo-skip
 // 100, 140, 30 (mean 90).
 fs::path make_case(const std::string& sweep) {
-  const auto dir = fleetsim::test::make_tiny_queue_case("sweep");
-  write_file(dir / "sweep.toml", sweep);
-  return dir;
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return fleetsim::test::make_tiny_sweep_case("sweep", sweep);
 }
 
 /// CSV rows (no quoted commas in the cells read here) as maps column -> cell.
@@ -66,10 +62,11 @@ TEST_CASE("sweep: 2 x 2 combinations x 3 seeds give runs, aggregates with interv
   const auto dir = make_case(kPolicySweep);
   const auto r = run_fleetsim(sweep(dir, "--jobs 2"));
   REQUIRE_MESSAGE(r.code == 0, r.output);
-  CHECK(has(r.output, "± "));
-  CHECK(has(r.output,
-            "scheduler.policy: fifo-skip vs fifo at scheduler.placement=first-fit: -32.5% ± 0.0% mean_jct_s "
-            "(n=3)"));
+  CHECK(contains(r.output, "± "));
+  CHECK(contains(
+      r.output,
+      "scheduler.policy: fifo-skip vs fifo at scheduler.placement=first-fit: -32.5% ± 0.0% mean_jct_s "
+      "(n=3)"));
   const auto runs = rows(dir / "out" / "runs.csv");
   REQUIRE(runs.size() == 12);
   CHECK(runs[0].at("run") == "c000-s1");
@@ -85,7 +82,7 @@ TEST_CASE("sweep: 2 x 2 combinations x 3 seeds give runs, aggregates with interv
     CHECK(fs::exists(dir / "out" / "runs" / row.at("run") / "jobs.csv"));
     CHECK(fs::exists(dir / "out" / "runs" / row.at("run") / "scenario.toml"));
   }
-  CHECK(has(read_file(dir / "out" / "runs" / "c001-s2" / "scenario.toml"), "placement = 'consolidate'"));
+  CHECK(contains(read_file(dir / "out" / "runs" / "c001-s2" / "scenario.toml"), "placement = 'consolidate'"));
   bool seen = false;
   for (const auto& row : rows(dir / "out" / "aggregate.csv"))
     if (row.at("metric") == "mean_jct_s" && row.at("combination") == "c002") {
@@ -115,7 +112,7 @@ TEST_CASE("sweep: runs.csv is byte-identical with 1 and 2 workers, and a rerun r
   const std::string agg = read_file(dir / "out" / "aggregate.csv");
   const auto again = run_fleetsim(sweep(dir, "--jobs 2"));
   REQUIRE(again.code == 0);
-  CHECK(has(again.output, "0 to run, 12 done before"));
+  CHECK(contains(again.output, "0 to run, 12 done before"));
   fs::remove_all(dir / "out");
   REQUIRE(run_fleetsim(sweep(dir, "--jobs 2 -q")).code == 0);
   CHECK(read_file(dir / "out" / "runs.csv") == one);
@@ -125,11 +122,11 @@ TEST_CASE("sweep: runs.csv is byte-identical with 1 and 2 workers, and a rerun r
   write_file(dir / "sweep.toml", std::string(kPolicySweep) + "\"cluster.pool.0.nodes\" = [2]\n");
   const auto changed = run_fleetsim(sweep(dir, "--jobs 2"));
   REQUIRE(changed.code == 0);
-  CHECK_MESSAGE(has(changed.output, "12 to run, 0 done before"), changed.output);
+  CHECK_MESSAGE(contains(changed.output, "12 to run, 0 done before"), changed.output);
   write_file(dir / "sweep.toml", kPolicySweep);
-  CHECK(has(run_fleetsim(sweep(dir, "")).output, "12 to run"));  // the resolved scenarios changed back
-  CHECK(has(run_fleetsim(sweep(dir, "")).output, "0 to run"));
-  CHECK(has(run_fleetsim(sweep(dir, "--force")).output, "12 to run"));
+  CHECK(contains(run_fleetsim(sweep(dir, "")).output, "12 to run"));  // the resolved scenarios changed back
+  CHECK(contains(run_fleetsim(sweep(dir, "")).output, "0 to run"));
+  CHECK(contains(run_fleetsim(sweep(dir, "--force")).output, "12 to run"));
   CHECK(read_file(dir / "out" / "runs.csv") == one);
   fs::remove_all(dir);
 }
@@ -141,16 +138,16 @@ TEST_CASE("sweep: a failing run is recorded with its error and does not stop the
                                      (dir / "missing.csv").string() + "\"]\n");
   const auto r = run_fleetsim(sweep(dir, "--jobs 2"));
   CHECK(r.code == 1);
-  CHECK(has(r.output, "2 of 4 runs failed"));
+  CHECK(contains(r.output, "2 of 4 runs failed"));
   const std::string csv = read_file(dir / "out" / "runs.csv");
-  CHECK(has(csv, "c000-s1,c000,"));
-  CHECK(has(csv, ",ok,,"));
-  CHECK(has(csv, ",failed,"));
-  CHECK(has(csv, "missing.csv"));
+  CHECK(contains(csv, "c000-s1,c000,"));
+  CHECK(contains(csv, ",ok,,"));
+  CHECK(contains(csv, ",failed,"));
+  CHECK(contains(csv, "missing.csv"));
   for (const auto& e : fs::directory_iterator(dir / "out" / "runs" / "c001-s1"))
     CHECK_MESSAGE(e.path().filename().string()[0] != '.', e.path());
   // The failed runs are tried again on a rerun; the good ones are kept.
-  CHECK(has(run_fleetsim(sweep(dir, "")).output, "2 to run, 2 done before"));
+  CHECK(contains(run_fleetsim(sweep(dir, "")).output, "2 to run, 2 done before"));
   fs::remove_all(dir);
 }
 
@@ -161,7 +158,7 @@ TEST_CASE("sweep: bad keys and values are exit 2 naming the sweep file, line, ke
     write_file(dir / "sweep.toml", text);
     const auto r = run_fleetsim(sweep(dir, ""));
     CHECK_MESSAGE(r.code == 2, text);
-    for (const auto& p : parts) CHECK_MESSAGE(has(r.output, p), r.output);
+    for (const auto& p : parts) CHECK_MESSAGE(contains(r.output, p), r.output);
     CHECK_FALSE(fs::exists(dir / "out"));
   };
   check("base = \"s.toml\"\n[grid]\n\"scheduler.policy\" = [\"fifo\"]\n\"cluster.pool.0.nodez\" = [1]\n",
@@ -185,7 +182,7 @@ TEST_CASE("sweep: two identical cases are paired as 0 +- 0") {
       "\"scheduler.policy\" = \"fifo\"\n");
   const auto r = run_fleetsim(sweep(dir, ""));
   REQUIRE_MESSAGE(r.code == 0, r.output);
-  CHECK(has(r.output, "case: b vs a: +0.0% ± 0.0% mean_jct_s (n=3)"));
+  CHECK(contains(r.output, "case: b vs a: +0.0% ± 0.0% mean_jct_s (n=3)"));
   const auto runs = rows(dir / "out" / "runs.csv");
   REQUIRE(runs.size() == 6);
   CHECK(runs[5].at("case") == "b");

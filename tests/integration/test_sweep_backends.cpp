@@ -8,8 +8,10 @@
 
 #include "sim/app/sweep_mpi.hpp"
 #include "tests/test_util.hpp"
+#include "tests/text_checks.hpp"
 #include "tests/tiny_queue_case.hpp"
 
+using fleetsim::test::contains;
 using fleetsim::test::read_file;
 using fleetsim::test::run_fleetsim;
 using fleetsim::test::temp_dir;
@@ -26,13 +28,7 @@ seeds = 3
 )";
 
 fs::path make_case(const std::string& sweep) {
-  const auto dir = fleetsim::test::make_tiny_queue_case("sweep-backends");
-  write_file(dir / "sweep.toml", sweep);
-  return dir;
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return fleetsim::test::make_tiny_sweep_case("sweep-backends", sweep);
 }
 
 std::string sweep(const fs::path& dir, const std::string& out, const std::string& args) {
@@ -70,13 +66,13 @@ TEST_CASE("sweep --mpi: runs.csv under mpirun -n 3 is the local backend's byte f
   REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
   const auto r = run_mpi(3, sweep(dir, "mpi", "--mpi"));
   REQUIRE_MESSAGE(r.code == 0, r.output);
-  CHECK_MESSAGE(has(r.output, "12 to run, 0 done before; 2 at a time"), r.output);
-  CHECK(has(r.output, "[12/12]"));
+  CHECK_MESSAGE(contains(r.output, "12 to run, 0 done before; 2 at a time"), r.output);
+  CHECK(contains(r.output, "[12/12]"));
   for (const char* f : {"runs.csv", "aggregate.csv", "paired.csv"})
     CHECK_MESSAGE(read_file(dir / "mpi" / f) == read_file(dir / "local" / f), f);
   const auto again = run_mpi(3, sweep(dir, "mpi", "--mpi"));
   REQUIRE(again.code == 0);
-  CHECK_MESSAGE(has(again.output, "0 to run, 12 done before"), again.output);
+  CHECK_MESSAGE(contains(again.output, "0 to run, 12 done before"), again.output);
   CHECK(read_file(dir / "mpi" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
   fs::remove_all(dir);
 }
@@ -89,13 +85,13 @@ TEST_CASE("sweep --mpi: a failing run is recorded with its error and the other r
                                      (dir / "missing.csv").string() + "\"]\n");
   const auto r = run_mpi(3, sweep(dir, "out", "--mpi"));
   CHECK_MESSAGE(r.code == 1, r.output);
-  CHECK(has(r.output, "2 of 4 runs failed"));
+  CHECK(contains(r.output, "2 of 4 runs failed"));
   const std::string csv = read_file(dir / "out" / "runs.csv");
-  CHECK(has(csv, "c000-s1,c000,"));
-  CHECK(has(csv, "c000-s2,c000,"));
-  CHECK(has(csv, ",ok,,"));
-  CHECK(has(csv, ",failed,"));
-  CHECK(has(csv, "missing.csv"));
+  CHECK(contains(csv, "c000-s1,c000,"));
+  CHECK(contains(csv, "c000-s2,c000,"));
+  CHECK(contains(csv, ",ok,,"));
+  CHECK(contains(csv, ",failed,"));
+  CHECK(contains(csv, "missing.csv"));
   fs::remove_all(dir);
 }
 
@@ -104,7 +100,7 @@ TEST_CASE("sweep --mpi: bad input is exit 2 on every rank and nothing runs") {
   const auto dir = make_case("base = \"s.toml\"\nseeds = 1\n[grid]\n\"scheduler.polcy\" = [\"fifo\"]\n");
   const auto r = run_mpi(3, sweep(dir, "out", "--mpi"));
   CHECK_MESSAGE(r.code == 2, r.output);
-  CHECK(has(r.output, "scheduler.polcy"));
+  CHECK(contains(r.output, "scheduler.polcy"));
   CHECK(!fs::exists(dir / "out" / "runs.csv"));
   fs::remove_all(dir);
 }
@@ -115,7 +111,7 @@ TEST_CASE("sweep --mpi: with one rank, rank 0 runs everything itself") {
   REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
   const auto r = run_mpi(1, sweep(dir, "mpi", "--mpi --jobs 2"));
   REQUIRE_MESSAGE(r.code == 0, r.output);
-  CHECK_MESSAGE(has(r.output, "12 to run, 0 done before; 2 at a time"), r.output);
+  CHECK_MESSAGE(contains(r.output, "12 to run, 0 done before; 2 at a time"), r.output);
   CHECK(read_file(dir / "mpi" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
   fs::remove_all(dir);
 }
@@ -127,45 +123,45 @@ TEST_CASE(
   REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
   const auto s = run_fleetsim(sweep(dir, "out", "--slurm-array"));
   REQUIRE_MESSAGE(s.code == 0, s.output);
-  CHECK(has(s.output, "#SBATCH --array=0-11\n"));
-  CHECK(has(s.output, "--run-one \"$SLURM_ARRAY_TASK_ID\""));
-  CHECK(has(s.output, "--collect"));
+  CHECK(contains(s.output, "#SBATCH --array=0-11\n"));
+  CHECK(contains(s.output, "--run-one \"$SLURM_ARRAY_TASK_ID\""));
+  CHECK(contains(s.output, "--collect"));
   for (const char* id : {"c000-s1", "c000-s2", "c000-s3", "c001-s1", "c001-s2", "c001-s3", "c002-s1",
                          "c002-s2", "c002-s3", "c003-s1", "c003-s2", "c003-s3"}) {
-    CHECK_MESSAGE(has(s.output, std::string(" ") + id + "\n"), id);
+    CHECK_MESSAGE(contains(s.output, std::string(" ") + id + "\n"), id);
     CHECK(fs::exists(dir / "out" / "runs" / id / "scenario.toml"));
   }
-  CHECK(has(s.output, read_file(dir / "out" / "slurm" / "sweep.sbatch")));  // printed and written
+  CHECK(contains(s.output, read_file(dir / "out" / "slurm" / "sweep.sbatch")));  // printed and written
   for (int i = 0; i < 12; ++i) {
     const auto one = run_fleetsim(sweep(dir, "out", "--run-one " + std::to_string(i)));
     REQUIRE_MESSAGE(one.code == 0, one.output);
   }
   const auto bad = run_fleetsim(sweep(dir, "out", "--run-one 12"));
   CHECK(bad.code == 2);
-  CHECK_MESSAGE(has(bad.output, "runs.txt: field '--run-one': no run 12"), bad.output);
+  CHECK_MESSAGE(contains(bad.output, "runs.txt: field '--run-one': no run 12"), bad.output);
   const auto c = run_fleetsim(sweep(dir, "out", "--collect"));
   REQUIRE_MESSAGE(c.code == 0, c.output);
-  CHECK(has(c.output, "12 runs (0 run now, 12 reused), 0 failed"));
+  CHECK(contains(c.output, "12 runs (0 run now, 12 reused), 0 failed"));
   CHECK(read_file(dir / "out" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
   CHECK(read_file(dir / "out" / "aggregate.csv") == read_file(dir / "local" / "aggregate.csv"));
   // Everything is complete now: the script has nothing to run.
   const auto done = run_fleetsim(sweep(dir, "out", "--slurm-array"));
   CHECK(done.code == 0);
-  CHECK(!has(done.output, "#SBATCH --array"));
-  CHECK(has(done.output, "nothing to run"));
+  CHECK(!contains(done.output, "#SBATCH --array"));
+  CHECK(contains(done.output, "nothing to run"));
   fs::remove_all(dir);
 }
 
 TEST_CASE("sweep --mpi without MPI support is exit 2 saying how to get it") {
   const std::string msg = fleetsim::mpi_missing_error().what();
-  CHECK(has(msg, "field '--mpi'"));
-  CHECK(has(msg, "libopenmpi-dev"));
-  CHECK(has(msg, "rebuild"));
+  CHECK(contains(msg, "field '--mpi'"));
+  CHECK(contains(msg, "libopenmpi-dev"));
+  CHECK(contains(msg, "rebuild"));
   if (fleetsim::mpi_built()) return;  // this build has MPI: the message path is all there is to test
   const auto dir = make_case(kPolicySweep);
   const auto r = run_fleetsim(sweep(dir, "out", "--mpi"));
   CHECK(r.code == 2);
-  CHECK(has(r.output, "libopenmpi-dev"));
+  CHECK(contains(r.output, "libopenmpi-dev"));
   fs::remove_all(dir);
 }
 
@@ -175,6 +171,6 @@ TEST_CASE("sweep: --mpi, --slurm-array, --run-one and --collect exclude each oth
   CHECK(run_fleetsim(sweep(dir, "out", "--slurm-array --run-one 0")).code == 2);
   const auto neg = run_fleetsim(sweep(dir, "out", "--run-one -1"));
   CHECK(neg.code == 2);
-  CHECK_MESSAGE(has(neg.output, "field '--run-one': must be >= 0"), neg.output);
+  CHECK_MESSAGE(contains(neg.output, "field '--run-one': must be >= 0"), neg.output);
   fs::remove_all(dir);
 }

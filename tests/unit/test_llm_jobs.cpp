@@ -13,12 +13,15 @@
 #include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
 #include "tests/test_util.hpp"
+#include "tests/text_checks.hpp"
 #include "tests/unit/test_workloads_util.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/jobs/llm_job.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 
 using namespace fleetsim;
+using test::contains;
+using test::input_error_of;
 
 namespace {
 
@@ -60,20 +63,6 @@ JobSpec job(const std::string& model_string, int gpus, double steps = 1000) {
 std::optional<double> seconds(const JobModel& m, const JobSpec& j, int gpus, int nodes, std::string& why,
                               const std::string& gpu = "H100") {
   return m.run_time_s(j, PlacementSummary{gpu, gpus, nodes, 1, 1000, {}}, why);
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 std::vector<JobSpec> read_llm_csv(const std::string& path) {
@@ -173,18 +162,20 @@ TEST_CASE("llm model: jobs it cannot time say why, bad model strings name the tr
   CHECK_FALSE(seconds(*m, job("gpt3-175b (tp 8, pp 1, seq 2048, batch 8)", 8), 8, 1, why));
   CHECK(contains(why, "does not fit in memory"));
 
-  std::string msg = error_of([&] { m->can_time(job("llama-9t (tp 1, pp 1, seq 8, batch 8)", 1), why); });
+  std::string msg =
+      input_error_of([&] { m->can_time(job("llama-9t (tp 1, pp 1, seq 8, batch 8)", 1), why); });
   CHECK(contains(msg, "jobs.csv:5: field 'model'"));
   CHECK(contains(msg, "no config 'llama-9t.json'"));
   CHECK(contains(msg, "gpt3-175b, tiny"));
-  msg = error_of([&] { m->can_time(job("tiny", 1), why); });
+  msg = input_error_of([&] { m->can_time(job("tiny", 1), why); });
   CHECK(contains(msg, "jobs.csv:5: field 'model'"));
-  msg = error_of([&] { m->can_time(job("tiny (tp 3, pp 1, seq 8, batch 8)", 3), why); });  // 16 heads
+  msg = input_error_of([&] { m->can_time(job("tiny (tp 3, pp 1, seq 8, batch 8)", 3), why); });  // 16 heads
   CHECK(contains(msg, "jobs.csv:5: field 'model'"));
   CHECK(contains(msg, "tp"));
-  msg = error_of([&] { m->can_time(job("tiny (tp 1, pp 16, seq 8, batch 16)", 16), why); });  // 8 layers
+  msg =
+      input_error_of([&] { m->can_time(job("tiny (tp 1, pp 16, seq 8, batch 16)", 16), why); });  // 8 layers
   CHECK(contains(msg, "jobs.csv:5"));
-  CHECK(contains(error_of([] {
+  CHECK(contains(input_error_of([] {
                    JobModelParams p;
                    p.scenario_file = "s.toml";
                    job_models().create("llm", p);
@@ -211,7 +202,7 @@ TEST_CASE("llm-csv reader: layout in the model string, tokens to steps, bad rows
 
   auto bad = [&](const std::string& header, const std::string& row) {
     test::write_file(p, header + "\n" + row + "\n");
-    return error_of([&] { read_llm_csv(p.string()); });
+    return input_error_of([&] { read_llm_csv(p.string()); });
   };
   const std::string h = "submit,model,tp,pp,gpus,seq,global_batch,steps";
   CHECK(contains(bad(h, "0,tiny,0,1,8,2048,64,10"), "jobs.csv:2: field 'tp'"));

@@ -15,11 +15,14 @@
 #include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
 #include "tests/test_util.hpp"
+#include "tests/text_checks.hpp"
 #include "tests/unit/test_workloads_util.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 
 using namespace fleetsim;
+using test::contains;
+using test::input_error_of;
 
 namespace {
 
@@ -58,21 +61,6 @@ double seconds(const JobModel& m, const JobSpec& j, int gpus, int nodes, const s
   return *t;
 }
 
-/// The message of the InputError that `f` throws ("" if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 TEST_CASE("pollux reader: fields, submit order and the assumed step counts") {
@@ -100,7 +88,7 @@ TEST_CASE("pollux reader: bad rows name file, line and field") {
   auto check = [&](const std::string& body, const std::vector<std::string>& needles) {
     const auto p = dir / "w.csv";
     test::write_file(p, "name,time,application,num_replicas,batch_size\n" + body);
-    const std::string msg = error_of([&] { read_pollux(p.string()); });
+    const std::string msg = input_error_of([&] { read_pollux(p.string()); });
     for (const auto& n : needles) CHECK_MESSAGE(contains(msg, n), "missing '" << n << "' in: " << msg);
   };
   check("a,0,cifar100,1,64\n",
@@ -112,7 +100,7 @@ TEST_CASE("pollux reader: bad rows name file, line and field") {
   check("a,0,cifar10,1,sixty\n", {"w.csv:2", "batch_size"});
   check("a,0,cifar10,1\n", {"w.csv:2", "row has 4 fields"});
   test::write_file(dir / "h.csv", "name,time,application,replicas,batch_size\na,0,cifar10,1,64\n");
-  CHECK(contains(error_of([&] { read_pollux((dir / "h.csv").string()); }), "num_replicas"));
+  CHECK(contains(input_error_of([&] { read_pollux((dir / "h.csv").string()); }), "num_replicas"));
   std::filesystem::remove_all(dir);
 }
 
@@ -174,41 +162,41 @@ TEST_CASE("pollux model: jobs it cannot time are input errors naming the trace l
   CHECK(m->can_time(job("cifar10 (batch size 64)"), why));
   JobSpec j = job("cifar10");
   j.source_line = 7;
-  std::string msg = error_of([&] { m->can_time(j, why); });
+  std::string msg = input_error_of([&] { m->can_time(j, why); });
   CHECK(contains(msg, "w.csv:7"));
   CHECK(contains(msg, "no batch size"));
   j.model = "bert (batch size 12)";
-  msg = error_of([&] { m->can_time(j, why); });
+  msg = input_error_of([&] { m->can_time(j, why); });
   CHECK(contains(msg, "no Pollux profile for application 'bert' (profiles: cifar10, ncf)"));
   j.model = "cifar10 (batch size 256)";
-  msg = error_of([&] { m->can_time(j, why); });
+  msg = input_error_of([&] { m->can_time(j, why); });
   CHECK(contains(msg, "w.csv:7"));
   CHECK(contains(msg, "batch_size"));
   CHECK(contains(msg, "outside its profiled range 32..128"));
   j.model = "cifar10 (batch size 16)";
-  CHECK(contains(error_of([&] { m->can_time(j, why); }), "outside its profiled range"));
+  CHECK(contains(input_error_of([&] { m->can_time(j, why); }), "outside its profiled range"));
   CHECK_FALSE(m->run_time_s(job("cifar10 (batch size 64)"), PlacementSummary{"T4", 1, 1, 1, 500, {}}, why));
   CHECK(contains(why, "shared GPUs"));
 }
 
 TEST_CASE("pollux model: a bad profiles folder is an input error") {
-  CHECK(contains(error_of([] { model(""); }), "execution.pollux_profiles"));
-  CHECK(contains(error_of([] { model("/nonexistent/pollux"); }), "no such folder"));
-  CHECK(contains(error_of([] { model(pollux_fixture("workload.csv")); }), "not a folder"));
+  CHECK(contains(input_error_of([] { model(""); }), "execution.pollux_profiles"));
+  CHECK(contains(input_error_of([] { model("/nonexistent/pollux"); }), "no such folder"));
+  CHECK(contains(input_error_of([] { model(pollux_fixture("workload.csv")); }), "not a folder"));
   const auto dir = test::temp_dir("pollux-profiles");
-  CHECK(contains(error_of([&] { model(dir.string()); }), "no application profiles"));
+  CHECK(contains(input_error_of([&] { model(dir.string()); }), "no application profiles"));
   std::filesystem::create_directories(dir / "app");
   test::write_file(dir / "app" / "placements.csv",
                    "placement,local_bsz,step_time,sync_time\n1,32,0.1,0\n2x,32,0.1,0\n");
-  std::string msg = error_of([&] { model(dir.string()); });
+  std::string msg = input_error_of([&] { model(dir.string()); });
   CHECK(contains(msg, "placements.csv:3"));
   CHECK(contains(msg, "field 'placement'"));
   test::write_file(dir / "app" / "placements.csv", "placement,local_bsz,step_time,sync_time\n1,32,0.1,0.2\n");
-  msg = error_of([&] { model(dir.string()); });
+  msg = input_error_of([&] { model(dir.string()); });
   CHECK(contains(msg, "placements.csv:2"));
   CHECK(contains(msg, "sync_time exceeds step_time"));
   test::write_file(dir / "app" / "placements.csv", "placement,local_bsz,step_time\n1,32,0.1\n");
-  CHECK(contains(error_of([&] { model(dir.string()); }), "sync_time"));
+  CHECK(contains(input_error_of([&] { model(dir.string()); }), "sync_time"));
   std::filesystem::remove_all(dir);
 }
 

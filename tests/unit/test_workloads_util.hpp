@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/test_util.hpp"
+#include "tests/text_checks.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 
@@ -61,10 +62,6 @@ inline InputError read_error(const WorkloadConfig& c) {
   }
   FAIL("read_trace did not throw InputError");
   throw std::logic_error("unreachable");
-}
-
-inline bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 /// Checks the error names `file`, `line` and `field` in both its accessors and its message.
