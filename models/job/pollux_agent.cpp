@@ -30,9 +30,7 @@ void AdaptiveJob::set_progress(double progress) {
 }
 
 long AdaptiveJob::global_batch() const {
-  long replicas = 0;
-  for (int g : placement_) replicas += g;
-  return replicas * atomic_ * (accum_ + 1);
+  return replicas_ * atomic_ * (accum_ + 1);
 }
 
 int AdaptiveJob::max_profiled_replicas() const {
@@ -48,8 +46,12 @@ std::optional<SpeedupFunction> AdaptiveJob::speedup() const {
 
 void AdaptiveJob::reallocate(const std::vector<int>& placement) {
   placement_.clear();
+  replicas_ = 0;
   for (int g : placement)
-    if (g > 0) placement_.push_back(g);
+    if (g > 0) {
+      placement_.push_back(g);
+      replicas_ += g;
+    }
   if (placement_.empty()) {
     atomic_ = accum_ = 0;
     return;
@@ -60,8 +62,7 @@ void AdaptiveJob::reallocate(const std::vector<int>& placement) {
 // The artifact's Job.update_local_bsz.
 void AdaptiveJob::pick_batch() {
   if (placement_.empty()) return;
-  int replicas = 0;
-  for (int g : placement_) replicas += g;
+  const int replicas = replicas_;
   const auto nodes = static_cast<int>(placement_.size());
   long batch = fixed_batch_;
   if (batch <= 0 && !perf_) batch = std::max(app_->init_batch(), app_->min_local() * replicas);
@@ -94,8 +95,7 @@ double AdaptiveJob::train(double seconds) {
   if (placement_.empty() || done_ || seconds <= 0) return 0;
   const double budget = seconds;
   while (seconds > 0 && !done_) {
-    int replicas = 0;
-    for (int g : placement_) replicas += g;
+    const int replicas = replicas_;
     const auto nodes = static_cast<int>(placement_.size());
     const double batch = static_cast<double>(replicas * atomic_ * (accum_ + 1));
     const double scale = batch / static_cast<double>(app_->init_batch());

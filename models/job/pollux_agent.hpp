@@ -61,6 +61,7 @@ class AdaptiveJob {
   const PolluxApplication* app_;
   long fixed_batch_ = 0;
   std::vector<int> placement_;  ///< GPUs per node, zeros dropped
+  int replicas_ = 0;            ///< sum of placement_
   long atomic_ = 0, accum_ = 0;
   int epoch_ = 0;
   double progress_ = 0;

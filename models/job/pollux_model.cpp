@@ -133,10 +133,9 @@ class PolluxModel final : public JobModel, public PolluxJobSource {
   /// Elastic jobs: the batch over the smallest measured per-GPU batch (the artifact's Optimus limit);
   /// 1 for the applications of execution.pollux_one_gpu.
   std::optional<int> max_gpus(const JobSpec& job) const override {
-    long batch = 0;
-    const PolluxApplication& app = resolve(job, batch);
-    if (std::find(one_gpu_.begin(), one_gpu_.end(), app.name()) != one_gpu_.end()) return 1;
-    return static_cast<int>(std::clamp(batch / std::max(1L, app.min_local()), 1L, 1'000'000L));
+    const PolluxJobInfo info = pollux_job(job);
+    if (info.one_gpu) return 1;
+    return static_cast<int>(std::clamp(info.batch / std::max(1L, info.app->min_local()), 1L, 1'000'000L));
   }
 
   PolluxJobInfo pollux_job(const JobSpec& job) const override {
