@@ -42,11 +42,7 @@ int run_pending_locally(const SweepPlan& plan, const SweepOptions& o) {
     return true;  // a failed run never stops the others
   };
   if (run_processes(tasks, parallel, hooks) == PoolEnd::kInterrupted) {
-    std::fprintf(stderr,
-                 "fleetsim sweep: interrupted after %zu of %zu runs; completed runs are kept, rerun the same "
-                 "command to resume\n",
-                 finished, tasks.size());
-    return 130;
+    return report_interrupted(finished, tasks.size());
   }
   return 0;
 }

@@ -164,11 +164,7 @@ int coordinate(const SweepPlan& plan, const SweepOptions& o, int size) {
     }
   }
   if (interrupted) {
-    std::fprintf(stderr,
-                 "fleetsim sweep: interrupted after %zu of %zu runs; completed runs are kept, rerun the same "
-                 "command to resume\n",
-                 finished, jobs.size());
-    return 130;
+    return report_interrupted(finished, jobs.size());
   }
   return 0;
 }

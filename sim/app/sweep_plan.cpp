@@ -154,6 +154,14 @@ SweepJobOutcome execute_job(const SweepJob& job, bool& interrupted) {
   return outcome;
 }
 
+int report_interrupted(std::size_t finished, std::size_t total) {
+  std::fprintf(stderr,
+               "fleetsim sweep: interrupted after %zu of %zu runs; completed runs are kept, rerun the same "
+               "command to resume\n",
+               finished, total);
+  return 130;
+}
+
 void print_job_progress(const SweepPlan& plan, std::size_t run, std::size_t finished, std::size_t total,
                         const SweepJobOutcome& o) {
   const SweepRun& r = plan.runs.at(run);

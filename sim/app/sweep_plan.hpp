@@ -70,6 +70,10 @@ SweepJobOutcome execute_job(const SweepJob& job, bool& interrupted);
 void print_job_progress(const SweepPlan& plan, std::size_t run, std::size_t finished, std::size_t total,
                         const SweepJobOutcome& outcome);
 
+/// Says that the sweep was interrupted after `finished` of `total` runs (completed runs are kept for a
+/// rerun) and returns its exit code, 130.
+int report_interrupted(std::size_t finished, std::size_t total);
+
 /// Reads every run's results, writes runs.csv, aggregate.csv, paired.csv (and the table unless
 /// quiet), prints the summary line. Returns 0 when every run succeeded, else 1.
 int finish_sweep(const SweepPlan& plan, bool quiet, std::size_t ran_now,
