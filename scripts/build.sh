@@ -16,7 +16,10 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHA
 GEN=()
 if command -v ninja >/dev/null 2>&1; then GEN=(-G Ninja); fi
 case "$MODE" in
-  asan) ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLEETSIM_SANITIZE=ON -DFLEETSIM_BUILD_BENCH=OFF) ;;
+  # -O1 -g1 (line tables): sanitizer reports keep file:line, and the build compiles in about half the
+  # time of RelWithDebInfo's -O2 -g (measured: 79 s -> 35 s for the heaviest file, 36 s -> 15 s for a test).
+  asan) ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+              -DFLEETSIM_SANITIZE=ON -DFLEETSIM_BUILD_BENCH=OFF) ;;
   quick) ARGS=(-DCMAKE_BUILD_TYPE=Quick -DCMAKE_CXX_FLAGS_QUICK=-O0 -DFLEETSIM_BUILD_TESTS=OFF
                -DFLEETSIM_BUILD_BENCH=OFF -DFLEETSIM_BUILD_MICROBENCH=OFF) ;;
   *) ARGS=(-DCMAKE_BUILD_TYPE="$MODE") ;;
