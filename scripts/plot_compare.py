@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plot a `fleetsim compare` folder.
 
-Usage: scripts/plot_compare.py DIR      (DIR holds comparison.csv and <policy>__<placement>/jobs.csv)
+Usage: scripts/plot_compare.py DIR      (DIR holds comparison.csv and, per row, its run_dir/jobs.csv)
        scripts/plot_compare.py --self-test
 
 Writes DIR/comparison.png (bar charts: mean, p50 and p99 JCT, mean wait, makespan, GPU utilization,
@@ -96,7 +96,10 @@ def plot_cdf(folder, rows):
     fig, ax = plt.subplots(figsize=(8, 5))
     smallest = math.inf
     for r in rows:
-        path = os.path.join(folder, f"{r['policy']}__{r['placement']}", "jobs.csv")
+        # run_dir: where the run's outputs are (compare runs under runs/<id>/); older compare folders
+        # had one folder per <policy>__<placement>.
+        run_dir = r.get("run_dir") or f"{r['policy']}__{r['placement']}"
+        path = os.path.join(folder, run_dir, "jobs.csv")
         if not os.path.exists(path):
             continue
         with open(path, newline="") as f:
@@ -134,13 +137,14 @@ def plot(folder):
 def self_test():
     with tempfile.TemporaryDirectory() as d:
         header = ("policy,placement,scenario,jobs,mean_jct_s,p50_jct_s,p99_jct_s,mean_wait_s,makespan_s,"
-                  "gpu_utilization,restarts\n")
+                  "gpu_utilization,restarts,run_dir\n")
         rows = []
         for i, (p, q) in enumerate([("fifo", "first-fit"), ("fifo", "consolidate"),
                                     ("fifo-skip", "first-fit"), ("fifo-skip", "consolidate")]):
-            rows.append(f"{p},{q},s.toml,2,{100 + i},{90 + i},{200 + i},{10 * i},{400 + i},0.{5 + i},{i}\n")
-            os.makedirs(os.path.join(d, f"{p}__{q}"))
-            with open(os.path.join(d, f"{p}__{q}", "jobs.csv"), "w") as f:
+            run_dir = os.path.join("runs", f"c00{i}-s1")
+            rows.append(f"{p},{q},s.toml,2,{100 + i},{90 + i},{200 + i},{10 * i},{400 + i},0.{5 + i},{i},{run_dir}\n")
+            os.makedirs(os.path.join(d, run_dir))
+            with open(os.path.join(d, run_dir, "jobs.csv"), "w") as f:
                 f.write("job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s\n")
                 f.write(f"a,0,0,100,0,{100 + i},1,V100,1,0,0\nb,10,100,400,90,{390 + i},2,V100,1,0,0\n")
         with open(os.path.join(d, "comparison.csv"), "w") as f:

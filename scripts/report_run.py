@@ -177,7 +177,9 @@ def compare_part(folder, prefix):
     if cmp_rows.empty:
         raise ValueError(f"{folder}/comparison.csv has no rows")
     labels = [f"{r.policy}/{r.placement}" for r in cmp_rows.itertuples()]
-    subs = [os.path.join(folder, f"{r.policy}__{r.placement}") for r in cmp_rows.itertuples()]
+    run_dirs = (cmp_rows["run_dir"] if "run_dir" in cmp_rows.columns
+                else [f"{r.policy}__{r.placement}" for r in cmp_rows.itertuples()])
+    subs = [os.path.join(folder, str(d)) for d in run_dirs]
     scen = ", ".join(sorted({str(s) for s in cmp_rows.get("scenario", pd.Series(["?"]))}))
     keys = [(k, lab) for k, lab in H.HEADLINE if k in cmp_rows.columns]
     headline = wide_table(labels, cmp_rows, keys)

@@ -70,9 +70,14 @@ ResolvedRun resolve_run(const SweepSpec& spec, const SweepRun& run) {
 
 SweepPlan plan_sweep(const std::string& path, const std::string& out, bool force) {
   if (out.empty()) throw InputError("", 0, "--out", "name the sweep's output folder");
+  return plan_spec(load_sweep(path), out, force);
+}
+
+SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force) {
+  if (out.empty()) throw InputError("", 0, "--out", "name the sweep's output folder");
   SweepPlan p;
-  p.file = path;
-  p.spec = load_sweep(path);
+  p.file = spec.file;
+  p.spec = std::move(spec);
   p.combos = sweep_combinations(p.spec);
   p.runs = sweep_runs(p.spec, p.combos);
   std::sort(p.runs.begin(), p.runs.end(), [](const SweepRun& a, const SweepRun& b) { return a.id < b.id; });
@@ -126,6 +131,7 @@ SweepJobOutcome record_job(const SweepJob& job, const ProcessResult& r) {
   SweepJobOutcome o;
   o.ok = r.ok();
   o.wall_s = r.wall_s;
+  if (r.started && r.signal == 0) o.exit_code = r.exit_code;
   nlohmann::ordered_json j;
   j["id"] = job.id;
   j["status"] = r.ok() ? "ok" : "failed";
@@ -134,6 +140,7 @@ SweepJobOutcome record_job(const SweepJob& job, const ProcessResult& r) {
     const std::string err = error_of(read_all(job.dir / "run.log"));
     o.error = err.empty() ? r.how() : err + " (" + r.how() + ")";
     j["error"] = o.error;
+    j["exit_code"] = o.exit_code;
     for (const auto& entry : fs::directory_iterator(job.dir))  // a run killed by a signal leaves its staging
       if (entry.path().filename().string().rfind(".staging-", 0) == 0) fs::remove_all(entry.path());
   }

@@ -38,6 +38,8 @@ struct SweepPlan {
 /// Parses and checks the sweep file (InputError before anything runs), creates OUT/runs/ and finds
 /// the runs to do: those without summary.json, a successful run.json and the same scenario.toml.
 SweepPlan plan_sweep(const std::string& path, const std::string& out, bool force);
+/// The same for a sweep spec built in memory (fleetsim compare: policies x placements at one seed).
+SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force);
 
 /// One run as a self-contained job (what an MPI worker receives).
 struct SweepJob {
@@ -54,6 +56,8 @@ struct SweepJobOutcome {
   bool ok = false;
   std::string error;
   double wall_s = 0;
+  int exit_code =
+      -1;  ///< when the run's process exited (2: bad input); -1 when it did not start or was killed
 };
 
 /// Empties the run's folder and writes scenario.toml (before its process starts).

@@ -130,6 +130,7 @@ SweepRunResult read_run_result(const fs::path& dir) {
     r.hash = j.value("scenario_hash", "");
     r.ok = j.value("status", "") == "ok";
     r.error = j.value("error", "");
+    r.exit_code = j.value("exit_code", -1);
     if (r.ok) {
       std::ifstream sf(dir / "summary.json", std::ios::binary);
       if (!sf) throw std::runtime_error("no summary.json");

@@ -20,6 +20,7 @@ namespace fleetsim {
 struct SweepRunResult {
   bool ok = false;
   std::string error;
+  int exit_code = -1;  ///< of a failed run's process (2: bad input); -1 when it did not exit by itself
   std::string hash;
   std::map<std::string, double> metrics;
   std::vector<std::string> metric_order;  ///< keys in summary.json order

@@ -1,16 +1,16 @@
 // fleetsim compare SCENARIO --policies a,b,c [--placements x,y] [--set KEY=VALUE ...] [--out DIR]
-//                  [--jobs N] [--no-plot] [--quiet]
-// Runs every policy x placement combination on the same scenario (trace, cluster, job model, seed),
-// each in its own child process (SimGrid runs one engine per process): this executable again, as
-//   fleetsim run SCENARIO --quiet --out DIR/<policy>__<placement> [user --set ...]
-//                --set scheduler.policy=<policy> --set scheduler.placement=<placement>
-// at most N at a time (default: all cores). Names are checked against the registries before anything
-// runs. Then DIR/comparison.csv (one row per combination: policy, placement, then every scalar key of
-// summary.json in its order; nested objects such as skipped_reasons are left out), a table on stdout,
-// and scripts/plot_compare.py DIR for comparison.png and jct_cdf.png (a failed plot is a warning).
-// A failed run stops the others; its output is printed and compare exits with its code (2 bad input,
-// 1 otherwise), writing no comparison.csv. DIR defaults to <output.dir>/compare.
-#include <unistd.h>
+//                  [--jobs N] [--force] [--no-plot] [--quiet]
+// A thin sweep (sim/app/sweep.hpp): every policy x placement combination on the same scenario (trace,
+// cluster, job model, its own seed) is one sweep run, `fleetsim run SCENARIO --set ...` in its own
+// process (SimGrid runs one engine per process) under DIR/runs/<id>/, at most N at a time (default: all
+// cores). Names are checked against the registries before anything runs; a rerun reuses the runs that
+// completed with the same resolved scenario (--force reruns all). Then the sweep's runs.csv,
+// aggregate.csv and paired.csv, and DIR/comparison.csv (one row per combination: policy, placement,
+// every scalar key of summary.json in its order, then run_dir; nested objects such as skipped_reasons
+// are left out), a table on stdout, and scripts/plot_compare.py DIR for comparison.png and jct_cdf.png
+// (a failed plot is a warning). A failed run does not stop the others; compare then names every failed
+// run with its error and exits 2 when a run rejected its input (else 1), writing no comparison.csv.
+// DIR defaults to <output.dir>/compare.
 
 #include <algorithm>
 #include <chrono>
@@ -20,10 +20,11 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <thread>
 
-#include "sim/app/process_pool.hpp"
 #include "sim/app/scenario.hpp"
+#include "sim/app/sweep.hpp"
+#include "sim/app/sweep_plan.hpp"
+#include "sim/app/sweep_results.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cluster/placer.hpp"
@@ -40,7 +41,7 @@ struct CompareArgs {
   std::string scenario, out;
   std::vector<std::string> policies, placements, sets;
   int jobs = 0;
-  bool no_plot = false, quiet = false;
+  bool no_plot = false, quiet = false, force = false;
 };
 
 struct Combo {
@@ -99,7 +100,8 @@ void print_table(const std::vector<Combo>& combos, const std::vector<nlohmann::o
 }
 
 void write_comparison(const fs::path& dir, const std::vector<Combo>& combos,
-                      const std::vector<nlohmann::ordered_json>& sums) {
+                      const std::vector<nlohmann::ordered_json>& sums,
+                      const std::vector<std::string>& run_dirs) {
   std::vector<std::string> keys;  // scalar keys in summary order (union, first seen first)
   for (const auto& s : sums)
     for (const auto& [k, v] : s.items())
@@ -112,18 +114,65 @@ void write_comparison(const fs::path& dir, const std::vector<Combo>& combos,
     if (!f) throw InputError((dir / "comparison.csv").string(), 0, "--out", "cannot write file");
     f << "policy,placement";
     for (const auto& k : keys) f << ',' << csv_cell(k);
-    f << '\n';
+    f << ",run_dir\n";
     for (std::size_t i = 0; i < combos.size(); ++i) {
       f << csv_cell(combos[i].policy) << ',' << csv_cell(combos[i].placement);
       for (const auto& k : keys) {
         const auto it = sums[i].find(k);
         f << ',' << (it == sums[i].end() ? std::string() : csv_cell(*it));
       }
-      f << '\n';
+      f << ',' << csv_cell(run_dirs[i]) << '\n';
     }
     if (!f) throw InputError((dir / "comparison.csv").string(), 0, "--out", "write failed");
   }
   fs::rename(tmp, dir / "comparison.csv");
+}
+
+SweepSetting setting(const std::string& key, const std::string& toml, const std::string& label) {
+  SweepSetting st;
+  st.key = key;
+  st.toml = toml;
+  st.label = label;
+  return st;
+}
+
+/// The sweep compare runs: the user's --set keys (one value each), then policy x placement, at the
+/// scenario's own seed. Combinations come out policy-major, as the rows of comparison.csv.
+SweepSpec compare_spec(const CompareArgs& a, const Scenario& sc, const std::vector<std::string>& policies,
+                       const std::vector<std::string>& placements) {
+  SweepSpec spec;
+  spec.file = a.scenario;
+  spec.base = a.scenario;
+  for (const auto& s : a.sets) {
+    const auto eq = s.find('=');
+    const std::string key(trim(s.substr(0, eq)));
+    const std::string value = eq == std::string::npos ? std::string() : std::string(trim(s.substr(eq + 1)));
+    spec.grid.push_back({key, 0, {setting(key, value, value)}, 0});
+  }
+  SweepGridKey pol{"scheduler.policy", 0, {}, 0}, pla{"scheduler.placement", 0, {}, 0};
+  for (const auto& p : policies) pol.values.push_back(setting(pol.key, '"' + p + '"', p));
+  for (const auto& q : placements) pla.values.push_back(setting(pla.key, '"' + q + '"', q));
+  spec.grid.push_back(std::move(pol));
+  spec.grid.push_back(std::move(pla));
+  for (const auto& g : spec.grid) spec.keys.push_back(g.key);
+  spec.seeds = {sc.seed};
+  return spec;
+}
+
+/// The failed runs' errors on stderr; the exit code: 2 when a run rejected its input, else 1.
+int report_failures(const SweepPlan& plan, const std::vector<Combo>& combos,
+                    const std::vector<SweepRunResult>& results) {
+  int code = 1;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok) continue;
+    const Combo& c = combos[plan.runs[i].combination];
+    std::fprintf(stderr, "fleetsim: compare: run %s / %s failed: %s\n", c.policy.c_str(), c.placement.c_str(),
+                 results[i].error.c_str());
+    if (results[i].exit_code == 2) code = 2;
+  }
+  std::fprintf(stderr,
+               "fleetsim: compare: no comparison.csv written (completed runs are kept for a rerun)\n");
+  return code;
 }
 
 int run(const CompareArgs& a) {
@@ -154,86 +203,44 @@ int run(const CompareArgs& a) {
   fs::create_directories(dir, ec);
   if (ec) throw InputError(dir.string(), 0, "--out", "cannot create output folder: " + ec.message());
   for (const char* stale : {"comparison.csv", "comparison.png", "jct_cdf.png"}) fs::remove(dir / stale, ec);
-  const fs::path logs = dir / (".compare-logs-" + std::to_string(::getpid()));
-  fs::remove_all(logs, ec);
-  fs::create_directories(logs, ec);
-  if (ec) throw InputError(dir.string(), 0, "--out", "cannot write in output folder: " + ec.message());
-  struct RemoveLogs {
-    fs::path p;
-    ~RemoveLogs() {
-      std::error_code e;
-      fs::remove_all(p, e);
-    }
-  } remove_logs{logs};
 
-  const std::string exe = self_exe();
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t parallel =
-      std::min<std::size_t>(combos.size(), a.jobs > 0 ? static_cast<unsigned>(a.jobs) : hw);
+  // compare is a sweep of policy x placement at one seed: the same runner, folders and resume.
+  const SweepPlan plan = plan_spec(compare_spec(a, sc, policies, placements), dir.string(), a.force);
+  SweepOptions o;
+  o.out = dir.string();
+  o.jobs = static_cast<std::size_t>(a.jobs);
+  o.quiet = a.quiet;
+  o.exe = self_exe();
   if (!a.quiet)
-    std::fprintf(stderr, "fleetsim compare: %zu runs (%zu policies x %zu placements), %zu at a time\n",
-                 combos.size(), policies.size(), placements.size(), parallel);
+    std::fprintf(
+        stderr, "fleetsim compare: %zu runs (%zu policies x %zu placements): %zu to run; %zu at a time\n",
+        combos.size(), policies.size(), placements.size(), plan.pending.size(), sweep_parallelism(plan, o));
+  if (const int rc = run_pending_locally(plan, o); rc != 0) return rc;
 
-  std::vector<ProcessTask> tasks;
-  for (const Combo& c : combos) {
-    ProcessTask t;
-    t.argv = {exe, "run", a.scenario, "--quiet", "--out", (dir / c.dir_name()).string()};
-    for (const auto& s : a.sets) t.argv.insert(t.argv.end(), {"--set", s});
-    t.argv.insert(t.argv.end(),
-                  {"--set", "scheduler.policy=" + c.policy, "--set", "scheduler.placement=" + c.placement});
-    t.log = logs / (c.dir_name() + ".log");
-    tasks.push_back(std::move(t));
-  }
-  std::size_t done = 0;
-  int fail_code = 0;
-  std::string fail_report;
-  ProcessHooks hooks;
-  hooks.done = [&](std::size_t i, const ProcessResult& r) {
-    const Combo& c = combos[i];
-    if (!r.ok() &&
-        r.started)  // a run stopped by a signal (ours, after another failed) leaves its staging folder
-      fs::remove_all(dir / c.dir_name() / (".staging-" + std::to_string(r.pid)), ec);
-    if (r.ok()) {
-      ++done;
-      if (!a.quiet)
-        std::fprintf(stderr, "  [%zu/%zu] %s / %s  %.1f s\n", done, combos.size(), c.policy.c_str(),
-                     c.placement.c_str(), r.wall_s);
-      return true;
-    }
-    if (fail_code == 0) {  // the first failure is reported; the others were stopped by us
-      fail_code = !r.started ? 1 : (r.signal == 0 && r.exit_code == 2 ? 2 : 1);
-      fail_report = !r.started ? r.error
-                               : "run " + c.policy + " / " + c.placement + " failed (" + r.how() + "):\n" +
-                                     read_text(logs / (c.dir_name() + ".log"));
-    }
-    return false;
-  };
-  if (run_processes(tasks, parallel, hooks) == PoolEnd::kInterrupted) {
-    std::fprintf(stderr, "fleetsim: compare: interrupted; no comparison.csv written\n");
-    return 130;
-  }
-  if (fail_code != 0) {
-    std::fprintf(stderr, "fleetsim: compare: %s", fail_report.c_str());
-    if (fail_report.empty() || fail_report.back() != '\n') std::fputc('\n', stderr);
-    std::fprintf(stderr, "fleetsim: compare: no comparison.csv written\n");
-    return fail_code;
-  }
+  std::vector<SweepRunResult> results;
+  for (const auto& r : plan.runs) results.push_back(read_run_result(plan.runs_dir / r.id));
+  if (std::any_of(results.begin(), results.end(), [](const SweepRunResult& r) { return !r.ok; }))
+    return report_failures(plan, combos, results);
+  write_sweep_results(plan.spec, plan.combos, plan.runs, results, dir, true);
 
   std::vector<nlohmann::ordered_json> sums;
-  for (const auto& c : combos) {
-    const fs::path p = dir / c.dir_name() / "summary.json";
+  std::vector<std::string> run_dirs;
+  for (const auto& r : plan.runs) {  // one seed: run i is combination i
+    const fs::path p = plan.runs_dir / r.id / "summary.json";
+    run_dirs.push_back("runs/" + r.id);
     try {
       sums.push_back(nlohmann::ordered_json::parse(read_text(p)));
     } catch (const nlohmann::json::exception& e) {
       throw std::runtime_error(p.string() + ": cannot read the run's summary: " + e.what());
     }
   }
-  write_comparison(dir, combos, sums);
+  write_comparison(dir, combos, sums, run_dirs);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!a.quiet) {
-    std::printf("fleetsim compare: %s (%zu runs in %.1f s wall)\n", a.scenario.c_str(), combos.size(), wall);
+    std::printf("fleetsim compare: %s (%zu runs, %zu run now, in %.1f s wall)\n", a.scenario.c_str(),
+                combos.size(), plan.pending.size(), wall);
     print_table(combos, sums);
-    std::printf("  outputs in    %s/ (comparison.csv, <policy>__<placement>/)\n", dir.c_str());
+    std::printf("  outputs in    %s/ (comparison.csv, runs.csv, paired.csv, runs/<id>/)\n", dir.c_str());
   }
   if (!a.no_plot) plot(dir, a.quiet);
   return 0;
@@ -251,6 +258,8 @@ Runner setup(CLI::App& sub) {
   sub.add_option("--set", a->sets, "override a scenario key for every run: KEY=VALUE (repeatable)");
   sub.add_option("--out", a->out, "output folder (default: <output.dir>/compare)");
   sub.add_option("--jobs,-j", a->jobs, "runs at a time (default: all cores)");
+  sub.add_flag("--force", a->force,
+               "rerun the runs an earlier compare into --out completed with the same scenario");
   sub.add_flag("--no-plot", a->no_plot, "do not run scripts/plot_compare.py");
   sub.add_flag("--quiet,-q", a->quiet, "no progress and no table (errors still go to stderr)");
   return [a] { return run(*a); };

@@ -1,5 +1,6 @@
-// fleetsim compare, end to end through the real binary: every policy x placement in its own
-// process, comparison.csv, and failures (unknown names, a failing run) without comparison.csv.
+// fleetsim compare, end to end through the real binary: a thin sweep (every policy x placement in its
+// own process under runs/<id>/, resumable), comparison.csv, and failures (unknown names, a failing run)
+// without comparison.csv.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -66,11 +67,22 @@ TEST_CASE("compare: 2 policies x 2 placements give 4 rows of summary keys") {
       CHECK(f[col("seed")] == "3");
       const double mean = std::stod(f[col("mean_jct_s")]);
       CHECK(mean == doctest::Approx(std::string(p) == "fifo" ? 400.0 / 3 : 90.0));
-      CHECK(std::filesystem::exists(out / (std::string(p) + "__" + q) / "jobs.csv"));
+      CHECK(f[col("run_dir")].rfind("runs/c00", 0) == 0);  // compare is a sweep: runs/<id>/
+      CHECK(std::filesystem::exists(out / f[col("run_dir")] / "jobs.csv"));
     }
+  CHECK(std::filesystem::exists(out / "runs.csv"));  // the sweep's own results too
+  CHECK(std::filesystem::exists(out / "paired.csv"));
   // No staging or log folders left behind.
   for (const auto& e : std::filesystem::directory_iterator(out))
     CHECK_MESSAGE(e.path().filename().string()[0] != '.', e.path());
+  // A rerun reuses every completed run (same resolved scenarios) and writes the same comparison.
+  const std::string first = read_file(out / "comparison.csv");
+  const auto again = run_fleetsim(
+      "compare " + (dir / "s.toml").string() +
+      " --policies fifo,fifo-skip --placements first-fit,consolidate --no-plot --out " + out.string());
+  REQUIRE_MESSAGE(again.code == 0, again.output);
+  CHECK_MESSAGE(has(again.output, "0 to run"), again.output);
+  CHECK(read_file(out / "comparison.csv") == first);
   std::filesystem::remove_all(dir);
 }
 
