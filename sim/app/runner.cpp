@@ -91,7 +91,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   if (const auto config = NetworkFidelityConfig::from(sc.execution.settings))
     network = std::make_unique<NetworkFidelity>(sc.cluster, *config);
   std::unique_ptr<FailureHook> failures;
-  if (auto config = FailureConfig::from(sc.failures, sc.seed)) {
+  if (auto config = FailureConfig::from(sc.failures, sc.seed, sc.cluster.nodes.size())) {
     failures = std::make_unique<FailureHook>(std::move(*config));
   }
   std::vector<ReplicaDemand> demands;

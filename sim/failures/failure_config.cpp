@@ -81,6 +81,18 @@ const KeyRegistrar kKeys{{
      at_least(0)},
     {"failures", "storage_gb_per_s_per_node", K::kFloat, "GB/s", "0",
      "checkpoint write and restore bandwidth per node (with checkpoint_gb_per_gpu)", "", at_least(0)},
+    {"failures", "spare_nodes", K::kInt, "nodes", "0",
+     "hot spares: the cluster's last N nodes stay out of service until a failure takes a node down; a spare "
+     "then joins at once and the repaired node becomes a spare",
+     "", at_least(0)},
+    {"failures", "maintenance_interval_h", K::kFloat, "h", "0 = off",
+     "planned maintenance: a window opens every this many hours (the first after one interval); its jobs "
+     "checkpoint, leave and restart elsewhere (restart_s + restore)",
+     "", at_least(0)},
+    {"failures", "maintenance_nodes", K::kInt, "nodes", "1",
+     "nodes drained per maintenance window, rolling through the cluster in node order", "", at_least(1)},
+    {"failures", "maintenance_duration_s", K::kFloat, "s", "3600",
+     "how long a maintenance window keeps its nodes", "", above(0)},
 }};
 
 RepairConfig repair_of(const Options& o) {
@@ -110,7 +122,8 @@ const std::vector<std::string>& known_components() {
   return kNames;
 }
 
-std::optional<FailureConfig> FailureConfig::from(const Options& o, std::uint64_t seed) {
+std::optional<FailureConfig> FailureConfig::from(const Options& o, std::uint64_t seed,
+                                                 std::size_t cluster_nodes) {
   FailureConfig c;
   c.seed = seed;
   c.file = o.file();
@@ -186,10 +199,23 @@ std::optional<FailureConfig> FailureConfig::from(const Options& o, std::uint64_t
     throw o.error("checkpoint_gb_per_gpu", "needs storage_gb_per_s_per_node > 0");
   if (c.checkpoint == "auto" && !(c.checkpoint_write_s > 0) && !(c.checkpoint_gb_per_gpu > 0))
     throw o.error("checkpoint", "auto needs a write cost: checkpoint_write_s or checkpoint_gb_per_gpu");
-  if (!c.generated() && c.trace.empty()) {
-    if (o.empty()) return std::nullopt;
-    return std::nullopt;  // keys given but no failure source: failures stay off
-  }
+  const auto nodes = static_cast<long>(cluster_nodes);
+  c.spare_nodes = static_cast<int>(o.integer("spare_nodes", 0));
+  if (c.spare_nodes >= nodes)
+    throw o.error("spare_nodes", std::to_string(c.spare_nodes) + " spares leave no node of the cluster's " +
+                                     std::to_string(nodes) + " in service");
+  c.maintenance_interval_s = o.number("maintenance_interval_h", 0) * 3600.0;
+  c.maintenance_nodes = static_cast<int>(o.integer("maintenance_nodes", 1));
+  if (c.maintenance_nodes > nodes - c.spare_nodes)
+    throw o.error("maintenance_nodes", "a window of " + std::to_string(c.maintenance_nodes) +
+                                           " nodes is more than the " +
+                                           std::to_string(nodes - c.spare_nodes) + " nodes in service");
+  c.maintenance_duration_s = o.number("maintenance_duration_s", c.maintenance_duration_s);
+  if (c.maintenance_interval_s > 0 && c.maintenance_duration_s >= c.maintenance_interval_s)
+    throw o.error("maintenance_duration_s",
+                  "a window must end before the next opens (maintenance_interval_h)");
+  if (!c.generated() && c.trace.empty() && !(c.maintenance_interval_s > 0))
+    return std::nullopt;  // no failure source and no maintenance: nothing attaches
   if (c.trace.empty() && c.checkpoint == "auto" && !(c.node_rate_per_s > 0) && !(c.domain_rate_per_s > 0))
     throw o.error("checkpoint", "auto needs a failure rate");
   return c;

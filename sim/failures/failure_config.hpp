@@ -1,7 +1,7 @@
 #pragma once
 // FailureConfig: the [failures] keys (declared in failure_config.cpp), validated. Failures are on
-// when a rate, an MTBF, a domain rate or a fault trace is given; otherwise nothing attaches and
-// every output is as without this feature.
+// when a rate, an MTBF, a domain rate, a fault trace or planned maintenance is given; otherwise
+// nothing attaches and every output is as without this feature.
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,12 +47,19 @@ struct FailureConfig {
   double checkpoint_write_s = 0;         ///< fixed write time (used when no state size is given)
   double checkpoint_gb_per_gpu = 0;      ///< state written per GPU
   double storage_gb_per_s_per_node = 0;  ///< write / read bandwidth per node
+  // --- hot spares and planned maintenance
+  int spare_nodes = 0;                ///< nodes held out of service until a failure needs one
+  double maintenance_interval_s = 0;  ///< a planned window opens every this long (0: none)
+  int maintenance_nodes = 1;          ///< nodes drained per window, rolling through the cluster
+  double maintenance_duration_s = 3600;
   std::uint64_t seed = 1;
   std::string file;  ///< the scenario, for messages
 
   bool generated() const { return node_rate_per_s > 0 || domain_rate_per_s > 0; }
-  /// nullopt when failures are off. Errors name the scenario file, line and key.
-  static std::optional<FailureConfig> from(const Options& failures, std::uint64_t seed);
+  /// nullopt when failures and maintenance are off. `cluster_nodes` bounds spares and windows. Errors
+  /// name the scenario file, line and key.
+  static std::optional<FailureConfig> from(const Options& failures, std::uint64_t seed,
+                                           std::size_t cluster_nodes);
 };
 
 /// Components a generated process may name (a trace may name any).

@@ -24,8 +24,28 @@ FailureHook::~FailureHook() = default;
 void FailureHook::attach(ClusterControl& control, std::size_t jobs) {
   control_ = &control;
   jobs_.assign(jobs, JobState{});
-  down_.assign(static_cast<std::size_t>(control.cluster().node_count()), 0);
+  const int nodes = control.cluster().node_count();
+  down_.assign(static_cast<std::size_t>(nodes), 0);
+  drained_.assign(static_cast<std::size_t>(nodes), 0);
+  spare_.assign(static_cast<std::size_t>(nodes), 0);
   process_ = std::make_unique<FailureProcess>(config_, control.cluster(), trace_.get());
+  for (int n = std::max(0, nodes - config_.spare_nodes); n < nodes; ++n) {
+    spare_[static_cast<std::size_t>(n)] = 1;
+    spares_.push_back(n);
+    control.node_down(n);
+  }
+  if (config_.maintenance_interval_s > 0) next_window_s_ = config_.maintenance_interval_s;
+}
+
+bool FailureHook::out(int node) const {
+  const auto n = static_cast<std::size_t>(node);
+  return down_[n] > 0 || drained_[n] > 0 || spare_[n] != 0;
+}
+
+void FailureHook::sync(int node, bool was_out) {
+  const bool now_out = out(node);
+  if (now_out && !was_out) control_->node_down(node);
+  if (!now_out && was_out) control_->node_up(node);
 }
 
 const std::string& FailureHook::mapping_note() const {
@@ -34,25 +54,68 @@ const std::string& FailureHook::mapping_note() const {
 }
 
 double FailureHook::next_event_s() const {
-  double t = process_->next_s();
+  double t = std::min(process_->next_s(), next_window_s_);
   if (!repairs_.empty()) t = std::min(t, repairs_.top().time_s);
+  if (!window_ends_.empty()) t = std::min(t, window_ends_.top().time_s);
   return t;
 }
 
 void FailureHook::on_event() {
   const double now = control_->now();
-  // Repairs before failures of the same instant.
+  // Repairs and window ends before failures of the same instant; windows open last.
   while (true) {
     if (!repairs_.empty() && repairs_.top().time_s <= now && repairs_.top().time_s <= process_->next_s()) {
       const Repair r = repairs_.top();
       repairs_.pop();
       repair(r.node);
+    } else if (!window_ends_.empty() && window_ends_.top().time_s <= now) {
+      const Repair r = window_ends_.top();
+      window_ends_.pop();
+      close_window(r.node);
     } else if (process_->next_s() <= now) {
       fail(process_->pop());
+    } else if (next_window_s_ <= now) {
+      open_window();
+      next_window_s_ += config_.maintenance_interval_s;
     } else {
       return;
     }
   }
+}
+
+void FailureHook::open_window() {
+  const int nodes = static_cast<int>(down_.size());
+  std::vector<int> picked;
+  for (int tried = 0; tried < nodes && static_cast<int>(picked.size()) < config_.maintenance_nodes; ++tried) {
+    const int n = window_cursor_;
+    window_cursor_ = (window_cursor_ + 1) % nodes;
+    if (!out(n)) picked.push_back(n);
+  }
+  if (picked.empty()) return;
+  std::set<JobId> hit;
+  for (int n : picked)
+    for (JobId id : control_->jobs_on_node(n)) hit.insert(id);
+  double lost_gpu_s = 0;
+  for (JobId id : hit) lost_gpu_s += interrupt(id, true);
+  planned_interruptions_ += static_cast<long>(hit.size());
+  const double now = control_->now();
+  const double until = now + config_.maintenance_duration_s;
+  for (int n : picked) {
+    ++drained_[static_cast<std::size_t>(n)];
+    sync(n, false);
+    window_ends_.push({until, seq_++, n});
+  }
+  ++windows_;
+  rows_.push_back({now, "maintenance", picked.front(), static_cast<int>(picked.size()), "planned",
+                   static_cast<int>(hit.size()), lost_gpu_s / 3600.0, until});
+}
+
+void FailureHook::close_window(int node) {
+  const bool was_out = out(node);
+  --drained_[static_cast<std::size_t>(node)];
+  drained_node_s_ += config_.maintenance_duration_s;
+  sync(node, was_out);
+  rows_.push_back({control_->now(), "maintenance_end", node, 1, "planned", 0, 0.0, control_->now()});
 }
 
 void FailureHook::count_down(int delta) {
@@ -71,11 +134,25 @@ void FailureHook::fail(const FailureEvent& e) {
   for (JobId id : hit) lost_gpu_s += interrupt(id);
   const double now = control_->now();
   for (int n : e.nodes) {
-    if (down_[static_cast<std::size_t>(n)]++ == 0) {
-      control_->node_down(n);
-      count_down(+1);
+    const auto i = static_cast<std::size_t>(n);
+    const bool was_out = out(n), in_service = !was_out;
+    if (down_[i]++ == 0) count_down(+1);
+    if (spare_[i] != 0) {  // a held spare failed: it leaves the pool until repaired
+      spare_[i] = 0;
+      spares_.erase(std::find(spares_.begin(), spares_.end(), n));
     }
+    sync(n, was_out);
     repairs_.push({std::max(e.repaired_s, now), seq_++, n});
+    if (!in_service || config_.spare_nodes == 0) continue;
+    if (spares_.empty()) {
+      ++failures_without_spare_;
+      continue;
+    }
+    const int spare = spares_.front();  // the longest-held spare joins
+    spares_.erase(spares_.begin());
+    spare_[static_cast<std::size_t>(spare)] = 0;
+    sync(spare, true);
+    ++spares_used_;
   }
   ++failures_;
   ++by_component_[e.component];
@@ -84,27 +161,38 @@ void FailureHook::fail(const FailureEvent& e) {
 }
 
 void FailureHook::repair(int node) {
-  if (--down_[static_cast<std::size_t>(node)] > 0) return;  // still down for another fault
-  control_->node_up(node);
+  const auto i = static_cast<std::size_t>(node);
+  if (--down_[i] > 0) return;  // still down for another fault
   count_down(-1);
+  const long in_service = static_cast<long>(down_.size()) - config_.spare_nodes;
+  long serving = 0;  // nodes that are neither held spares nor failed (drained ones count: they come back)
+  for (std::size_t n = 0; n < down_.size(); ++n) serving += (down_[n] == 0 && spare_[n] == 0) ? 1 : 0;
+  if (config_.spare_nodes > 0 && static_cast<int>(spares_.size()) < config_.spare_nodes &&
+      serving > in_service) {
+    spare_[i] = 1;  // back to the spare pool (its replacement is already in service)
+    spares_.push_back(node);
+  }
+  sync(node, true);
   rows_.push_back({control_->now(), "repair", node, 1, "", 0, 0.0, control_->now()});
 }
 
 // Falls the job back to its last checkpoint and hands it back to the scheduler; GPU-s lost.
-double FailureHook::interrupt(JobId id) {
+double FailureHook::interrupt(JobId id, bool planned) {
   control_->advance(id);
   const Execution& run = control_->execution(id);
   const JobRecord& rec = control_->record(id);
   JobState& j = jobs_[static_cast<std::size_t>(id)];
   const double done = run.done;
   double saved = j.seg_start;
-  if (j.ckpt_fraction > 0)
+  if (planned)
+    saved = done;  // a drain checkpoints its jobs first
+  else if (j.ckpt_fraction > 0)
     saved += std::floor((done - j.seg_start) / j.ckpt_fraction + 1e-9) * j.ckpt_fraction;
   saved = std::clamp(saved, 0.0, done);
   double restore = config_.restore_s;
   if (config_.checkpoint_gb_per_gpu > 0 && config_.storage_gb_per_s_per_node > 0 && rec.nodes > 0)
     restore += config_.checkpoint_gb_per_gpu * rec.gpus / (config_.storage_gb_per_s_per_node * rec.nodes);
-  const double overhead = config_.detection_s + config_.restart_s + restore;
+  const double overhead = (planned ? 0.0 : config_.detection_s) + config_.restart_s + restore;
   const double redone = (done - saved) * run.runtime * rec.gpus;
   ++j.interruptions;
   j.redone_gpu_s += redone;

@@ -12,6 +12,13 @@
 // k x tau (so a failure loses the work since then, up to tau + delta of wall time). tau is fixed, or
 // "auto": Daly's optimum for the job's write time and MTTF M = 1 / (nodes x per-node rate). A job
 // preempted by its policy keeps its progress, as without failures.
+//
+// Hot spares (spare_nodes = S): the cluster's last S nodes start out of service. When a failure takes
+// a node in service down, a healthy spare joins at once (spares_used); a repaired node becomes a
+// spare again while fewer than S are held. Planned maintenance: every maintenance_interval_h a window
+// takes the next maintenance_nodes healthy nodes in service (rolling in node order) out for
+// maintenance_duration_s; their jobs checkpoint first (no lost work) and pay restart_s + restore.
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -83,8 +90,27 @@ class FailureHook final : public ClusterHook {
   };
   void fail(const FailureEvent& e);
   void repair(int node);
-  double interrupt(JobId id);
+  /// Interrupts a job: its progress falls back to its last checkpoint (`planned`: one taken now) and
+  /// it pays the restart overhead when it next starts. Returns the GPU-s lost.
+  double interrupt(JobId id, bool planned = false);
   void count_down(int delta);
+  /// Out of service: failed, in a maintenance window, or a held spare.
+  bool out(int node) const;
+  /// Tells the engine when `node` changed between in and out of service (`was_out`: before the change).
+  void sync(int node, bool was_out);
+  void open_window();
+  void close_window(int node);
+
+  // Hot spares and maintenance windows.
+  std::vector<char> spare_;   ///< per node: held as a spare
+  std::vector<int> drained_;  ///< per node: maintenance windows holding it
+  std::vector<int> spares_;   ///< healthy held spares, in the order they joined the pool
+  long spares_used_ = 0, failures_without_spare_ = 0;
+  double next_window_s_ = std::numeric_limits<double>::infinity();
+  int window_cursor_ = 0;  ///< next node a window considers
+  long windows_ = 0, planned_interruptions_ = 0;
+  double drained_node_s_ = 0;
+  std::priority_queue<Repair, std::vector<Repair>, std::greater<>> window_ends_;
 
   FailureConfig config_;
   std::unique_ptr<FaultTrace> trace_;

@@ -57,8 +57,17 @@ nlohmann::ordered_json FailureHook::summary() const {
     by_size[std::to_string(g)] = n;
     interruptions += n;
   }
-  s["interruptions"] = interruptions;
+  s["interruptions"] = interruptions;  // planned ones (maintenance) included
   s["interruptions_by_job_gpus"] = by_size;
+  if (config_.maintenance_interval_s > 0)
+    s["maintenance"] = {{"windows", windows_},
+                        {"planned_interruptions", planned_interruptions_},
+                        {"node_hours", drained_node_s_ / kHour}};
+  if (config_.spare_nodes > 0)
+    s["spares"] = {{"nodes", config_.spare_nodes},
+                   {"used", spares_used_},
+                   {"failures_without_spare", failures_without_spare_},
+                   {"held_at_end", static_cast<long>(spares_.size())}};
   double redone = 0, restart = 0, ckpt = 0, useful_w = 0, wall_w = 0, ettr_sum = 0, ettr_min = 1;
   long finished = 0;
   for (std::size_t i = 0; i < jobs_.size(); ++i) {

@@ -23,7 +23,7 @@ long failures(int nodes, double rate, double horizon_s, std::uint64_t seed, doub
                            "[failures]\nrate_per_1000_node_days = " + std::to_string(rate) +
                            "\nrepair_median_s = 60\nrepair_sigma = 0.1\n";
   const Scenario sc = parse_scenario(toml, "f.toml", "/tmp");
-  const auto config = FailureConfig::from(sc.failures, sc.seed);
+  const auto config = FailureConfig::from(sc.failures, sc.seed, sc.cluster.nodes.size());
   REQUIRE(config.has_value());
   const ClusterState cluster(sc.cluster);
   FailureProcess p(*config, cluster, nullptr);

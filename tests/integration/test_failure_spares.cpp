@@ -1,0 +1,126 @@
+// Hot spares and planned maintenance drains (issue 15): hand-derived job completion times on tiny
+// clusters of 8-GPU nodes with a replayed CSV fault trace, the summary's spares and maintenance
+// blocks, and bad input. Costs everywhere: detection 30 s, restart 60 s, restore 20 s.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/app/runner.hpp"
+#include "sim/app/scenario.hpp"
+#include "tests/sim_harness.hpp"
+#include "tests/test_util.hpp"
+
+using namespace fleetsim;
+using namespace fleetsim::test;
+
+namespace {
+
+struct Run {
+  std::map<std::string, JobRow> jobs;
+  nlohmann::ordered_json failures;
+  std::string failures_csv;
+};
+
+Run run_case(int nodes, const std::string& trace, const std::string& faults, const std::string& keys) {
+  const auto dir = temp_dir("spares");
+  write_file(dir / "trace.csv", trace);
+  write_file(dir / "faults.csv", faults);
+  const std::string toml =
+      "seed = 1\n[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
+      "\ngpus_per_node = 8\n[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n"
+      "[workload.columns]\nid = \"id\"\nsubmit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
+      "[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n[output]\ndir = \"out\"\n"
+      "[failures]\ndetection_s = 30\nrestart_s = 60\nrestore_s = 20\n" +
+      keys;
+  const Scenario sc = parse_scenario(toml, (dir / "f.toml").string(), dir.string());
+  RunOptions opt;
+  opt.quiet = true;
+  Run r;
+  r.failures = run_scenario(sc, opt).summary["failures"];
+  r.jobs = read_jobs_csv(dir / "out" / "jobs.csv");
+  r.failures_csv = read_file(dir / "out" / "failures.csv");
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+const std::string kTrace = "trace = \"faults.csv\"\ntrace_format = \"csv\"\n";
+
+}  // namespace
+
+TEST_CASE("a held spare is out of service: the second of two jobs waits though a node is idle") {
+  const auto r = run_case(2, "id,submit,duration,gpus\na,0,1000,8\nb,0,1000,8\n",
+                          "node,start,end,component\n", kTrace + "spare_nodes = 1\n");
+  CHECK(r.jobs.at("a").end == doctest::Approx(1000));
+  CHECK(r.jobs.at("b").start == doctest::Approx(1000));
+  CHECK(r.jobs.at("b").end == doctest::Approx(2000));
+  CHECK(r.failures["spares"]["nodes"] == 1);
+  CHECK(r.failures["spares"]["used"] == 0);
+  CHECK(r.failures["spares"]["held_at_end"] == 1);
+}
+
+TEST_CASE("a failure brings the spare in at once, and the repaired node becomes the spare") {
+  // j fails at 560 on node 0 (no checkpoints): the spare (node 1) joins and j restarts there at
+  // once: 560 + 110 + 1000 = 1670 s. Node 0 is repaired at 2000 and held as the new spare, so of
+  // k1 and k2 (2100 s, 100 s each) only one runs at a time: 2200 and 2300 s.
+  const auto r = run_case(2, "id,submit,duration,gpus\nj,0,1000,8\nk1,2100,100,8\nk2,2100,100,8\n",
+                          "node,start,end,component\nn0,560,2000,gpu\n", kTrace + "spare_nodes = 1\n");
+  CHECK(r.jobs.at("j").end == doctest::Approx(1670));
+  CHECK(r.jobs.at("k1").end == doctest::Approx(2200));
+  CHECK(r.jobs.at("k2").end == doctest::Approx(2300));
+  CHECK(r.failures["spares"]["used"] == 1);
+  CHECK(r.failures["spares"]["failures_without_spare"] == 0);
+  CHECK(r.failures["spares"]["held_at_end"] == 1);
+}
+
+TEST_CASE("a second failure with the spare pool empty: counted, and the job waits for a node") {
+  // 3 nodes, node 2 the spare. Node 0 fails at 100: the spare joins, j restarts on node 1 (first
+  // fit) at 100. Node 1 fails at 300: no spare left; j restarts on node 2 at 300: 300 + 110 + 1000.
+  const auto r =
+      run_case(3, "id,submit,duration,gpus\nj,0,1000,8\n",
+               "node,start,end,component\nn0,100,9000,gpu\nn1,300,9000,hbm\n", kTrace + "spare_nodes = 1\n");
+  CHECK(r.jobs.at("j").end == doctest::Approx(1410));
+  CHECK(r.jobs.at("j").restarts == 2);
+  CHECK(r.failures["spares"]["used"] == 1);
+  CHECK(r.failures["spares"]["failures_without_spare"] == 1);
+  CHECK(r.failures["spares"]["held_at_end"] == 0);
+}
+
+TEST_CASE("planned maintenance windows drain nodes in turn, and drained jobs lose no work") {
+  // Windows every 360 s take one node for 100 s, rolling 0, 1, 0, ... Each drain checkpoints j
+  // first and costs restart + restore = 80 s (no detection). j (1000 s) on node 0 is drained at
+  // 360 (0.36 done) and restarts on node 1: 80 s then work; drained again at 720 (0.64 done) and
+  // restarts on node 0; drained at 1080 (0.92 done), restarts on node 1: 1080 + 80 + 80 = 1240 s.
+  const auto r =
+      run_case(2, "id,submit,duration,gpus\nj,0,1000,8\n", "node,start,end,component\n",
+               "maintenance_interval_h = 0.1\nmaintenance_nodes = 1\nmaintenance_duration_s = 100\n");
+  CHECK(r.jobs.at("j").end == doctest::Approx(1240));
+  CHECK(r.jobs.at("j").restarts == 3);
+  CHECK(r.failures["maintenance"]["windows"] == 3);
+  CHECK(r.failures["maintenance"]["planned_interruptions"] == 3);
+  CHECK(r.failures["lost_gpu_hours"]["redone_work"].get<double>() == doctest::Approx(0).epsilon(1e-9));
+  CHECK(r.failures["lost_gpu_hours"]["restart"].get<double>() == doctest::Approx(3 * 80.0 * 8 / 3600));
+  CHECK(r.failures_csv.find("360,maintenance,0,1,planned,1,") != std::string::npos);
+  CHECK(r.failures_csv.find("460,maintenance_end,0") != std::string::npos);
+  CHECK(r.failures_csv.find("720,maintenance,1,1,planned,1,") != std::string::npos);
+}
+
+TEST_CASE(
+    "bad input: more spares than nodes, or a window longer than its interval, is exit 2 naming the key") {
+  const auto dir = temp_dir("sparebad");
+  write_file(dir / "trace.csv", "id,submit,duration,gpus\nj,0,1000,8\n");
+  const std::string head =
+      "[cluster]\n[[cluster.pool]]\nnodes = 2\n[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n"
+      "[workload.columns]\nid = \"id\"\nsubmit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
+      "[output]\ndir = \"out\"\n[failures]\nrate_per_1000_node_days = 1\n";
+  write_file(dir / "s.toml", head + "spare_nodes = 2\n");
+  auto r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("s.toml:16") != std::string::npos);
+  CHECK(r.output.find("failures.spare_nodes") != std::string::npos);
+  write_file(dir / "s.toml", head + "maintenance_interval_h = 1\nmaintenance_duration_s = 7200\n");
+  r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("failures.maintenance_duration_s") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "jobs.csv"));
+  std::filesystem::remove_all(dir);
+}
