@@ -47,6 +47,7 @@ echo "== plot script"
 /usr/bin/python3 scripts/plot_calibration.py --self-test
 /usr/bin/python3 scripts/plot_serving.py --self-test
 /usr/bin/python3 scripts/plot_failures.py --self-test
+/usr/bin/python3 scripts/plot_llm_eval.py --self-test
 /usr/bin/python3 scripts/calibrate/compare_sweeps.py --self-test
 
 echo "test.sh: all tests passed"

@@ -112,20 +112,24 @@ TransformerConfig read_transformer_config(const std::string& path) {
   m.file = path;
   m.model_type = c.text("model_type");
   m.layers = c.required({"num_hidden_layers", "n_layer", "num_layers"});
+  // Encoder-decoder (T5, Switch): the decoder's layers are counted as more layers of the same shape
+  // (their cross-attention is left out).
+  if (c.flag("is_encoder_decoder", false)) m.layers += c.optional({"num_decoder_layers"}, m.layers);
   m.hidden = c.required({"hidden_size", "n_embd", "d_model"});
-  m.heads = c.required({"num_attention_heads", "n_head"});
+  m.heads = c.required({"num_attention_heads", "n_head", "num_heads"});
   m.kv_heads = c.flag("multi_query", false) ? 1 : c.optional({"num_key_value_heads"}, m.heads);
   if (m.hidden % m.heads != 0 && !c.has("head_dim"))
     throw InputError(
         path, c.line_of("num_attention_heads"), "num_attention_heads",
         "hidden size " + std::to_string(m.hidden) + " is not a multiple of the heads, and no head_dim");
-  m.head_dim = c.optional({"head_dim"}, m.hidden / m.heads);
-  m.intermediate = c.optional({"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
+  m.head_dim = c.optional({"head_dim", "d_kv"}, m.hidden / m.heads);
+  m.intermediate = c.optional({"intermediate_size", "n_inner", "ffn_dim", "d_ff"}, 4 * m.hidden);
   m.vocab = c.required({"vocab_size"});
   m.experts = c.has("num_local_experts") ? c.positive("num_local_experts")
                                          : (c.has("num_experts") ? c.positive("num_experts") : 0);
   if (m.experts > 0) {
-    m.top_k = c.optional({"num_experts_per_tok", "moe_topk"}, 2);
+    // Switch Transformers route each token to one expert (Fedus et al. 2021); Mixtral-style default 2.
+    m.top_k = c.optional({"num_experts_per_tok", "moe_topk"}, m.model_type == "switch_transformers" ? 1 : 2);
     m.moe_intermediate = c.optional({"moe_intermediate_size"}, m.intermediate);
     if (m.top_k > m.experts)
       throw InputError(path, c.line_of("num_experts_per_tok"), "num_experts_per_tok",

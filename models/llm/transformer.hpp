@@ -4,15 +4,18 @@
 // gradient overlap). Pure: no SimGrid.
 //
 // config.json keys (first present wins; GPT-2, GPT-3/OPT, BERT, Llama, Qwen, Mixtral spellings):
-//   layers        num_hidden_layers | n_layer | num_layers
+//   layers        num_hidden_layers | n_layer | num_layers (+ num_decoder_layers when is_encoder_decoder:
+//                 T5/Switch decoder layers counted as layers of the same shape, cross-attention left out)
 //   hidden        hidden_size | n_embd | d_model
-//   heads         num_attention_heads | n_head
+//   heads         num_attention_heads | n_head | num_heads
 //   kv heads      num_key_value_heads (default: heads; multi-query: multi_query = true -> 1)
-//   head dim      head_dim (default hidden / heads)
-//   intermediate  intermediate_size | n_inner | ffn_dim (null/absent: 4 x hidden)
+//   head dim      head_dim | d_kv (default hidden / heads)
+//   intermediate  intermediate_size | n_inner | ffn_dim | d_ff (null/absent: 4 x hidden)
 //   vocab         vocab_size
 //   experts       num_local_experts | num_experts (default 0 = dense); top-k num_experts_per_tok
-//                 (default 2 when there are experts); moe_intermediate_size (default intermediate)
+//                 (default 2 when there are experts, 1 for switch_transformers); moe_intermediate_size
+//                 (default intermediate). Every layer is an MoE layer (Switch's sparse step is not
+//                 modelled: with top-1 routing its FLOPs equal the dense layers')
 //   gated MLP     (SwiGLU: 3 matrices) when hidden_act/activation_function is silu/swiglu
 //   positions     learned position embeddings (n_positions / max_position_embeddings) unless the
 //                 model uses rotary (rope_theta present, or model_type llama/mistral/mixtral/qwen*)

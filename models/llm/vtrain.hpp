@@ -14,7 +14,7 @@
 namespace fleetsim::llm {
 
 struct MeasuredCase {
-  std::string source;  ///< "vtrain"
+  std::string source;  ///< "vtrain" | "neusight"
   std::string name;    ///< e.g. "g8-gb32-mb4-h1024-a16-l24-s1024-tp2-dp2-pp2"
   std::string family;  ///< parallelism family: "tp", "dp", "pp", "tp+dp", ..., "tp+dp+pp"
   std::string file;
@@ -22,6 +22,9 @@ struct MeasuredCase {
   TransformerConfig model;
   TrainingSetup setup;
   double measured_s = 0;
+  std::string gpu;         ///< catalog GPU the case ran on ("": the evaluation's platform)
+  bool inference = false;  ///< forward pass only (else forward + backward + optimizer, as measured)
+  bool optimizer = true;   ///< the measured time includes the optimizer step
 };
 
 /// GPT-2's vocabulary (50,257) padded by Megatron to a multiple of 128 x tp.

@@ -13,8 +13,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "models/llm/neusight.hpp"
 #include "models/llm/vtrain.hpp"
 #include "sim/app/staging.hpp"
+#include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/llm_cli.hpp"
 #include "workloads/base/input_error.hpp"
@@ -61,21 +63,45 @@ nlohmann::json stats(const std::vector<double>& apes) {
           {"p90_pct", p90}};
 }
 
+/// What the case measured, predicted: a forward pass (inference: the stages' forward passes of one
+/// micro-batch), or the iteration without the optimizer step when the measurement has none.
+double predicted_s(const MeasuredCase& c, const Models& models) {
+  LlmPlatform platform = models.platform;
+  if (!c.gpu.empty()) {  // NeuSight: the label's GPU, in 4-GPU servers (NVLink or PCIe, from the catalog)
+    platform.gpu = &gpu_spec(c.gpu);
+    platform.gpus_per_node = 4;
+    platform.fabric = fabric_for(*platform.gpu);
+  }
+  const Prediction p = predict_iteration(c.model, c.setup, platform, *models.kernels, *models.collectives);
+  if (c.inference) {
+    double forward = 0;
+    for (const StageTime& st : p.stages) forward += st.forward_s;
+    return forward + platform.host_overhead_s;
+  }
+  return c.optimizer ? p.total_s : p.total_s - p.optimizer_s;
+}
+
 int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::string>& files,
              const std::string& out, const std::string& configs) {
   if (out.empty()) throw InputError("", 0, "--out", "an output folder is required");
   const TrainingSetup base = to_setup(sa);
   const Models models = make_models(a);
   std::vector<Row> rows;
+  std::vector<SkippedCase> skipped;
   for (const std::string& f : files) {
-    if (std::filesystem::is_directory(f))
-      throw InputError(f, 0, "FILES",
-                       "NeuSight label folders are not supported yet (--configs " + configs + ")");
-    for (MeasuredCase& c : read_vtrain_csv(f, base)) {
+    std::vector<MeasuredCase> cases;
+    if (std::filesystem::is_directory(f)) {
+      NeuSightLabels labels = read_neusight_labels(f, configs, base);
+      cases = std::move(labels.cases);
+      skipped.insert(skipped.end(), labels.skipped.begin(), labels.skipped.end());
+    } else {
+      cases = read_vtrain_csv(f, base);
+    }
+    for (MeasuredCase& c : cases) {
       Row r;
-      r.predicted_s =
-          predict_iteration(c.model, c.setup, models.platform, *models.kernels, *models.collectives).total_s;
+      r.predicted_s = predicted_s(c, models);
       r.ape = 100 * std::abs(r.predicted_s / c.measured_s - 1);
+      if (c.gpu.empty()) c.gpu = models.platform.gpu->name;
       r.c = std::move(c);
       rows.push_back(std::move(r));
     }
@@ -87,14 +113,14 @@ int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::st
     char buf[256];
     for (const Row& r : rows) {
       std::snprintf(buf, sizeof buf, "%s,%s,%s,%.4f,%.4f,%.3f\n", r.c.source.c_str(), r.c.name.c_str(),
-                    models.platform.gpu->name.c_str(), r.c.measured_s * 1e3, r.predicted_s * 1e3, r.ape);
+                    r.c.gpu.c_str(), r.c.measured_s * 1e3, r.predicted_s * 1e3, r.ape);
       csv << buf;
     }
   }
   std::map<std::string, std::vector<double>> by_source, by_family;
   std::vector<double> all;
   for (const Row& r : rows) {
-    by_source[r.c.source + "/" + models.platform.gpu->name].push_back(r.ape);
+    by_source[r.c.source + "/" + r.c.gpu].push_back(r.ape);
     by_family[r.c.source + "/" + r.c.family].push_back(r.ape);
     all.push_back(r.ape);
   }
@@ -107,8 +133,11 @@ int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::st
                 {"kernel_model", a.kernel_model},        {"collective_model", a.collective_model},
                 {"calibration", a.calibration},          {"launch_floor_us", a.launch_floor_us},
                 {"host_overhead_ms", a.host_overhead_ms}};
+  j["skipped"] = nlohmann::json::array();
+  for (const SkippedCase& k : skipped) j["skipped"].push_back({{"file", k.file}, {"reason", k.reason}});
   staging.open("summary.json") << j.dump(2) << "\n";
   staging.commit();
+  run_plot_script("plot_llm_eval.py", "FLEETSIM_PLOT_LLM_EVAL", {out}, "predictions.csv");
   std::printf("%-24s %6s %9s %9s\n", "group", "cases", "MAPE %", "p90 %");
   auto line = [](const std::string& k, const nlohmann::json& s) {
     std::printf("%-24s %6d %9.2f %9.2f\n", k.c_str(), s["cases"].get<int>(), s["mape_pct"].get<double>(),
@@ -117,6 +146,8 @@ int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::st
   line("all", j["overall"]);
   for (const auto& [k, v] : j["by_source_gpu"].items()) line(k, v);
   for (const auto& [k, v] : j["by_family"].items()) line(k, v);
+  if (!skipped.empty())
+    std::printf("skipped %zu labels (summary.json lists them with the reason)\n", skipped.size());
   return 0;
 }
 
@@ -143,10 +174,13 @@ const CommandRegistrar kRegistrar{
       predict->add_option("--out", *out, "folder for prediction.json");
       add_common(predict, *common);
       add_setup(predict, *setup);
-      CLI::App* eval = sub.add_subcommand("eval", "measured iterations (vTrain CSVs) vs predictions");
+      CLI::App* eval =
+          sub.add_subcommand("eval", "measured iterations (vTrain CSVs, NeuSight labels) vs predictions");
       eval->add_option("--out", *out, "output folder")->required();
-      eval->add_option("--configs", *configs, "model configs (NeuSight; not yet supported)");
-      eval->add_option("FILES", *files, "vTrain ground-truth CSVs")->required();
+      eval->add_option("--configs", *configs, "model configs' folder (for NeuSight label folders)");
+      eval->add_option("FILES", *files,
+                       "vTrain ground-truth CSVs and NeuSight label folders (labels/ or labels/<GPU>/)")
+          ->required();
       add_common(eval, *common);
       add_setup(eval, *eval_setup);
       auto plan = add_plan(sub);
