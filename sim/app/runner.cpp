@@ -14,6 +14,7 @@
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
+#include "sim/network/fabric_fidelity.hpp"
 #include "sim/network/network_hook.hpp"
 #include "sim/network/network_report.hpp"
 #include "sim/serving/service.hpp"
@@ -90,6 +91,9 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   std::unique_ptr<NetworkFidelity> network;
   if (const auto config = NetworkFidelityConfig::from(sc.execution.settings))
     network = std::make_unique<NetworkFidelity>(sc.cluster, *config);
+  std::unique_ptr<FabricFidelity> fabric;
+  if (const auto config = NetworkFidelityConfig::from(sc.execution.settings, "fabric"))
+    fabric = std::make_unique<FabricFidelity>(sc.cluster, *config);
   std::unique_ptr<FailureHook> failures;
   if (auto config = FailureConfig::from(sc.failures, sc.seed, sc.cluster.nodes.size())) {
     failures = std::make_unique<FailureHook>(std::move(*config));
@@ -103,6 +107,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   Simulation sim(std::move(parts));
   if (!specs.empty()) sim.attach(reservations);
   if (network) sim.attach(*network);
+  if (fabric) sim.attach(*fabric);
   if (failures) sim.attach(*failures);
   sim.add_observer(table);
   sim.add_observer(series);
@@ -134,8 +139,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   RunOutcome out;
   out.summary = make_summary(info, table, series, &fairness, &energy);
-  if (network) {
-    const NetworkReport report = network->report();
+  if (network || fabric) {
+    const NetworkReport report = network ? network->report() : fabric->report();
     {
       auto f = staging.open("links.csv");
       write_links_csv(f, report);

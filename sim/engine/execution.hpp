@@ -49,7 +49,8 @@ struct Execution {
   double runtime = 0;       ///< s for the whole job at speed 1 on its current placement
   double policy_speed = 1;  ///< set by the policy (set_speed)
   double coloc_speed = 1;   ///< from sharing GPUs with other jobs
-  double speed() const { return policy_speed * coloc_speed; }
+  double hook_speed = 1;    ///< set by an execution hook (e.g. a slowdown from a shared fabric)
+  double speed() const { return policy_speed * coloc_speed * hook_speed; }
   double since = 0;          ///< last time `done` was brought up to date
   double overhead_left = 0;  ///< restart overhead still to pay before progress resumes, s
   double target = 1;         ///< `done` at which the current phase ends

@@ -79,6 +79,7 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
   run.runtime = *runtime;
   run.policy_speed = 1;
   run.coloc_speed = 1;
+  run.hook_speed = 1;
   run.since = now_;
   run.overhead_left = 0;
   if (restart) {

@@ -11,17 +11,6 @@
 
 namespace fleetsim {
 
-namespace {
-
-constexpr double kBin = 0.005;      // utilization histogram bin (p99 resolution)
-constexpr std::size_t kBins = 401;  // 0 .. 2.0, the last bin also holds anything above
-
-std::size_t bin_of(double util) {  // nearest bin: bin b holds [b - 1/2, b + 1/2) x kBin
-  return std::min(kBins - 1, static_cast<std::size_t>(std::lround(std::max(0.0, util) / kBin)));
-}
-
-}  // namespace
-
 int NetworkFabric::link_index(simgrid::s4u::Link* l) {
   auto [it, inserted] = index_.try_emplace(l, static_cast<int>(links_.size()));
   if (inserted) {
@@ -38,7 +27,7 @@ int NetworkFabric::link_index(simgrid::s4u::Link* l) {
     }
     tier_.push_back(static_cast<int>(t - tier_names_.begin()));
     load_.emplace_back();
-    hist_.emplace_back(kBins, 0.0);
+    hist_.emplace_back(kUtilBins, 0.0);
     users_.emplace_back();
   }
   return it->second;
@@ -173,7 +162,7 @@ void NetworkFabric::snapshot(double now, long finished) {
   for (int li : touched_) {
     const auto l = static_cast<std::size_t>(li);
     LinkLoad& ll = load_[l];
-    const int b = static_cast<int>(bin_of(ll.acc / capacity_[l]));
+    const int b = static_cast<int>(util_bin(ll.acc / capacity_[l]));
     if (b != ll.bin) {  // swap the held bin: the same additions, on the same values, as hist_ alone
       if (ll.bin >= 0) hist_[l][static_cast<std::size_t>(ll.bin)] = ll.held;
       ll.held = hist_[l][static_cast<std::size_t>(b)];
@@ -223,11 +212,11 @@ NetworkReport NetworkFabric::report(double end_s, int buckets) const {
       s.bytes = ll.area;
       s.mean_util = ll.area / end_s / s.capacity_Bps;
       double busy = 0;
-      for (std::size_t b = 0; b < kBins; ++b) busy += time_at(li, b);
+      for (std::size_t b = 0; b < kUtilBins; ++b) busy += time_at(li, b);
       double acc = std::max(0.0, end_s - busy);  // idle time sits at utilization 0
-      for (std::size_t b = 0; b < kBins && acc < 0.99 * end_s; ++b) {
+      for (std::size_t b = 0; b < kUtilBins && acc < 0.99 * end_s; ++b) {
         acc += time_at(li, b);
-        s.p99_util = static_cast<double>(b) * kBin;
+        s.p99_util = static_cast<double>(b) * kUtilBin;
       }
     }
     r.links.push_back(std::move(s));
@@ -237,26 +226,11 @@ NetworkReport NetworkFabric::report(double end_s, int buckets) const {
     return a.mean_util != b.mean_util ? a.mean_util > b.mean_util : a.name < b.name;
   });
   if (!(end_s > 0) || buckets <= 0) return r;
-  const double width = end_s / buckets;
   std::map<std::string, std::size_t> tiers;  // by name, as the report lists them
   for (std::size_t t = 0; t < tier_names_.size(); ++t)
     if (!tier_segments_[t].empty()) tiers.emplace(tier_names_[t], t);
-  for (const auto& [tier, t] : tiers) {
-    const auto& segments = tier_segments_[t];
-    std::vector<double> area(static_cast<std::size_t>(buckets), 0.0);
-    for (const auto& seg : segments) {
-      for (double from = seg.start; from < seg.end;) {
-        const auto b = std::min(static_cast<std::size_t>(from / width), area.size() - 1);
-        const double edge =
-            b + 1 == area.size() ? seg.end : std::min(seg.end, (static_cast<double>(b) + 1) * width);
-        area[b] += seg.load * (edge - from);
-        if (edge <= from) break;
-        from = edge;
-      }
-    }
-    for (std::size_t b = 0; b < area.size(); ++b)
-      r.tiers.push_back({static_cast<double>(b) * width, tier, area[b] / width / tier_capacity[tier]});
-  }
+  for (const auto& [tier, t] : tiers)
+    add_tier_samples(r, tier, tier_segments_[t], tier_capacity[tier], end_s, buckets);
   return r;
 }
 

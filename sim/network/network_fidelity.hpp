@@ -82,9 +82,6 @@ class NetworkFabric {
     double held = 0;  ///< time at utilization bin `bin` (hist_ holds it while another bin is held)
     int bin = -1;
   };
-  struct TierSegment {
-    double start, end, load;  ///< load summed over the tier's links, bytes/s
-  };
   int link_index(simgrid::s4u::Link* l);
   /// Closes the segment since the last snapshot: every in-flight ptask's progress over it gives its
   /// rate, hence each link's load (SimGrid's rates are constant between ptask starts and ends).

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 
-#include "models/collective/collective_model.hpp"
-#include "models/hardware/gpu_catalog.hpp"
-#include "sim/platform/platform.hpp"
+#include "sim/network/job_ring.hpp"
 
 #include "workloads/base/keys.hpp"
 
@@ -17,18 +15,40 @@ namespace {
 using K = KeyKind;
 const KeyRegistrar kKeys{{
     {"execution", "fidelity", K::kString, "", "delay",
-     "delay (job-level run times) | network (multi-GPU jobs' all-reduces share the SimGrid fabric)", "",
+     "delay (job-level run times) | network (multi-GPU jobs' all-reduces share the SimGrid fabric as ptasks) "
+     "| "
+     "fabric (jobs' rings share the fabric's links under max-min fair rates, re-solved at starts and ends: "
+     "fast)",
+     "",
      [](const Options& o, const std::string& key) {
        const std::string v = o.text(key, "");
-       if (v != "delay" && v != "network") throw o.error(key, "must be \"delay\" or \"network\"");
+       if (v != "delay" && v != "network" && v != "fabric")
+         throw o.error(key, "must be \"delay\", \"network\" or \"fabric\"");
      }},
     {"execution", "grad_mb_default", K::kFloat, "MB", "1000",
      "gradient all-reduced per iteration by jobs whose job model does not describe their iteration (trace, "
      "throughput, pollux; the kernels model uses the job's profile)",
-     "fidelity network", at_least(0)},
+     "fidelity network, fabric", at_least(0)},
     {"execution", "iteration_compute_s", K::kFloat, "s", "0.5",
      "compute time per iteration of jobs whose job model does not describe their iteration",
-     "fidelity network", above(0)},
+     "fidelity network, fabric", above(0)},
+    {"execution", "fabric_sharing", K::kString, "", "mean-field",
+     "how the fabric fidelity shares a link: max-min (every job talks all the time: the pessimistic bound) | "
+     "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute)",
+     "fidelity fabric",
+     [](const Options& o, const std::string& key) {
+       const std::string v = o.text(key, "");
+       if (v != "max-min" && v != "mean-field") throw o.error(key, "must be \"max-min\" or \"mean-field\"");
+     }},
+    {"execution", "fabric_overlap", K::kFloat, "", "0.15",
+     "mean-field fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a "
+     "sharer counts for its share of time talking; 1: always, as max-min; 0.15: fitted to the network "
+     "fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network)",
+     "fidelity fabric",
+     [](const Options& o, const std::string& key) {
+       const double v = o.number(key, 0);
+       if (!(v >= 0 && v <= 1)) throw o.error(key, "must be in [0, 1]");
+     }},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
      "each; >= 1)",
@@ -37,12 +57,15 @@ const KeyRegistrar kKeys{{
 
 }  // namespace
 
-std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& execution) {
-  if (execution.text("fidelity", "delay") != "network") return std::nullopt;
+std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& execution,
+                                                                 const std::string& fidelity) {
+  if (execution.text("fidelity", "delay") != fidelity) return std::nullopt;
   NetworkFidelityConfig c;
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
+  c.mean_field = execution.text("fabric_sharing", "mean-field") == "mean-field";
+  c.fabric_overlap = execution.number("fabric_overlap", c.fabric_overlap);
   return c;
 }
 
@@ -59,37 +82,11 @@ void NetworkFidelity::attach(JobClock& clock, const Platform& platform, std::siz
 void NetworkFidelity::on_start(JobId id, const PlacementSummary& where) {
   Chunks& c = of(id);
   c.active = false;
-  if (where.gpus < 2) return;
-  Execution& run = clock_->execution(id);
-  std::vector<std::pair<int, int>> gpus;
-  for (const auto& s : clock_->allocation(id).slots)
-    if (s.gpu >= 0) gpus.push_back({s.node, s.gpu});
-  std::vector<simgrid::s4u::Host*> ring;
-  for (const auto& [node, gpu] : ring_order(gpus))
-    ring.push_back(platform_->nodes[static_cast<std::size_t>(node)].gpus[static_cast<std::size_t>(gpu)]);
-  const GpuSpec* g = find_gpu(where.gpu_type);
-  if (ring.size() < 2 || g == nullptr || !(run.runtime > 0)) return;
-  double compute_s = config_.iteration_compute_s, comm_s = 0;
-  if (const auto shape = clock_->job_model().iteration_shape(clock_->job(id), where)) {
-    compute_s = shape->compute_s;
-    comm_s = shape->exposed_comm_s;
-  } else {
-    const auto& net = cluster_.network;
-    const int node_gpus = cluster_.nodes[static_cast<std::size_t>(gpus.front().first)].gpus;
-    CollectiveDesc d;
-    d.bytes = config_.grad_bytes;
-    d.ranks = static_cast<int>(ring.size());
-    d.nodes = std::max(1, where.nodes);
-    comm_s =
-        predict_analytic(d, fabric_for(*g, net.nic_gbps, net.nics_per_node, cluster_.gpus_per_nic(node_gpus)))
-            .seconds;
-  }
-  if (!(comm_s > 0) || !(compute_s > 0)) return;
-  const double iteration_s = compute_s + comm_s;
-  if (!fabric_.add_job(id, ring)) return;
+  const auto ring = job_ring(*clock_, *platform_, cluster_, config_, id, where);
+  if (!ring || !fabric_.add_job(id, ring->hosts)) return;
   c.active = true;
-  c.phi = compute_s / iteration_s;
-  c.iteration = std::min(1.0, iteration_s / run.runtime);
+  c.phi = ring->phi;
+  c.iteration = std::min(1.0, ring->iteration_s / clock_->execution(id).runtime);
   JobRecord& rec = clock_->record(id);
   if (rec.comm_s < 0) rec.comm_s = 0;
   plan_chunk(id);

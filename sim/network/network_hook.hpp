@@ -3,6 +3,7 @@
 // for the model and its error). Attached to the engine through ExecutionHook: a multi-GPU job's
 // work is cut into chunks, each a compute phase the engine times followed by its all-reduce as a
 // SimGrid ptask on the fabric; the engine knows nothing of chunks or ptasks.
+#include <string>
 #include <vector>
 
 #include "sim/engine/hooks.hpp"
@@ -19,9 +20,13 @@ struct NetworkFidelityConfig {
   double grad_bytes = 1e9;           ///< bytes all-reduced per iteration (job models without a shape)
   double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
   int chunks_shared = 16;            ///< chunks per job while it shares links
+  bool mean_field = true;            ///< fabric: sharers' idle capacity is shared too (else max-min)
+  double fabric_overlap = 0.15;      ///< fabric, mean field: extra overlap of sharers' all-reduces
 
-  /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = "network".
-  static std::optional<NetworkFidelityConfig> from(const Options& execution);
+  /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
+  /// ("network" or "fabric", which share these keys).
+  static std::optional<NetworkFidelityConfig> from(const Options& execution,
+                                                   const std::string& fidelity = "network");
 };
 
 class NetworkFidelity final : public ExecutionHook {

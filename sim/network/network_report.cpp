@@ -8,6 +8,27 @@
 
 namespace fleetsim {
 
+void add_tier_samples(NetworkReport& r, const std::string& tier, const std::vector<TierSegment>& segments,
+                      double tier_capacity, double end_s, int buckets) {
+  const double width = end_s / buckets;
+  std::vector<double> area(static_cast<std::size_t>(buckets), 0.0);
+  for (const auto& seg : segments) {
+    for (double from = seg.start; from < seg.end;) {
+      auto b = std::min(static_cast<std::size_t>(from / width), area.size() - 1);
+      // from / width may round below a bucket edge that `from` sits on: move on, or the rest of a
+      // segment spanning buckets would be dropped
+      while (b + 1 < area.size() && (static_cast<double>(b) + 1) * width <= from) ++b;
+      const double edge =
+          b + 1 == area.size() ? seg.end : std::min(seg.end, (static_cast<double>(b) + 1) * width);
+      area[b] += seg.load * (edge - from);
+      if (edge <= from) break;
+      from = edge;
+    }
+  }
+  for (std::size_t b = 0; b < area.size(); ++b)
+    r.tiers.push_back({static_cast<double>(b) * width, tier, area[b] / width / tier_capacity});
+}
+
 void write_links_csv(std::ostream& out, const NetworkReport& r) {
   out << "link,tier,capacity_gbps,mean_util,p99_util,gb\n";
   for (const auto& l : r.links)

@@ -2,6 +2,10 @@
 // Network fidelity outputs: per-link utilization (links.csv), fabric-tier utilization over time
 // (link_tiers.csv, plotted by scripts/plot.py) and the "network" block of summary.json.
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -32,6 +36,23 @@ struct NetworkReport {
   std::vector<TierSample> tiers;  ///< buckets of equal length over [0, end]
   long ptasks = 0;                ///< all-reduce ptasks simulated (chunks)
 };
+
+/// Utilization histograms: bin b holds [b - 1/2, b + 1/2) x kUtilBin (p99 resolution); the last
+/// bin, 2.0, also holds anything above.
+constexpr double kUtilBin = 0.005;
+constexpr std::size_t kUtilBins = 401;
+inline std::size_t util_bin(double util) {
+  return std::min(kUtilBins - 1, static_cast<std::size_t>(std::lround(std::max(0.0, util) / kUtilBin)));
+}
+
+/// A tier's load (bytes/s summed over its links) over [start, end).
+struct TierSegment {
+  double start, end, load;
+};
+
+/// Appends `tier`'s utilization over `buckets` equal buckets of [0, end_s] (load / tier_capacity).
+void add_tier_samples(NetworkReport& r, const std::string& tier, const std::vector<TierSegment>& segments,
+                      double tier_capacity, double end_s, int buckets);
 
 /// links.csv: link,tier,capacity_gbps,mean_util,p99_util,gb (hottest first).
 void write_links_csv(std::ostream& out, const NetworkReport& r);

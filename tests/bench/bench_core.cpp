@@ -102,6 +102,18 @@ void BM_network_2k(benchmark::State& state) {
   state.SetLabel("network");
 }
 
+/// Issue 17: the network-2k case under the fabric fidelity (arg 0; target >= 10x faster than
+/// BM_network_2k), and scaled to 16,384 GPUs x 20,000 jobs at 2,000 arrivals/h (arg 1; target < 60 s).
+void BM_fabric_2k(benchmark::State& state) {
+  std::vector<std::string> sets{"execution.fidelity=fabric"};
+  if (state.range(0) != 0)
+    for (const char* s :
+         {"cluster.pool.0.nodes=2048", "workload.jobs=20000", "workload.arrival_rate_per_hour=2000"})
+      sets.emplace_back(s);
+  run_scenario(state, std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/network-2k.toml", sets);
+  state.SetLabel(state.range(0) != 0 ? "fabric 16k" : "fabric 2k");
+}
+
 /// Issue 13: one 160-job Pollux workload (workload 1) under Pollux's Tiresias (arg 0), Optimus (arg 1) or
 /// Pollux (arg 2); Pollux's simulator takes 1.7 s and 22 s for the first two (rerun here, its model
 /// fitting switched off) and up to 30 min for Pollux (the issue; its optimizer, pymoo, is not installed
@@ -145,5 +157,7 @@ BENCHMARK(BM_pollux)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->It
 BENCHMARK(BM_failures_16k)->Arg(0)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_failures_16k)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_network_2k)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_fabric_2k)->Arg(0)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_fabric_2k)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 
 BENCHMARK_MAIN();

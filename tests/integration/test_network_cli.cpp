@@ -6,6 +6,10 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -208,5 +212,125 @@ TEST_CASE("network cli: bad fidelity settings name the key") {
   r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet --set execution.chunks_shared=0");
   CHECK(r.code == 2);
   CHECK(r.output.find("execution.chunks_shared") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// The fabric fidelity (fluid max-min rates, sim/network/fabric_fidelity.hpp) against delay and network.
+
+TEST_CASE("fabric cli: a job alone keeps the delay timing exactly, across leaves and inside a node") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n5000,700,4\n");
+  for (const Cluster& c : {Cluster{}, Cluster{2, 4, 1, 2.0}}) {
+    const auto delay = run(dir, c, "delay", "delay");
+    const auto fabric = run(dir, c, "fabric", "fabric");
+    CHECK(column(fabric, "jct_s") == column(delay, "jct_s"));
+    CHECK(column(fabric, "end_s") == column(delay, "end_s"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fabric cli: a non-blocking fabric with one job per leaf shows no slowdown") {
+  const auto dir = temp_dir("netcli");
+  // 8 nodes x 2 GPUs, 2 nodes per leaf, 1:1: first-fit puts each 4-GPU job on its own leaf.
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,4\n0,1200,4\n0,900,4\n0,1500,4\n");
+  const Cluster c{8, 2, 2, 1.0};
+  const auto delay = run(dir, c, "delay", "delay");
+  const auto fabric = run(dir, c, "fabric", "fabric");
+  CHECK(column(fabric, "jct_s") == column(delay, "jct_s"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fabric cli: two jobs sharing a NIC and a 2 to 1 uplink - slowed, the same bytes and report") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,3\n0,1000,3\n");
+  const Cluster c{3, 2, 1, 2.0};
+  const auto net = run(dir, c, "network", "net");
+  const auto fabric = run(dir, c, "fabric", "fabric");
+  const auto a = column(fabric, "jct_s"), b = column(net, "jct_s");
+  REQUIRE(a.size() == 2);
+  // In phase, the network fidelity's ptasks always overlap (communication doubled); the fabric
+  // fidelity's mean field lets each use what the other leaves idle on average: slowed, less so.
+  for (std::size_t k = 0; k < 2; ++k) {
+    MESSAGE("job " << k << ": fabric " << a[k] << " s, network " << b[k] << " s");
+    CHECK(a[k] > 1000);
+    CHECK(a[k] <= b[k] * (1 + 1e-9));
+  }
+  // The same report: node 1's uplink tops links.csv, both jobs on the fabric, the same bytes.
+  const std::string links = read_file(fabric / "links.csv");
+  const std::string first = links.substr(links.find('\n') + 1, links.find('\n', links.find('\n') + 1));
+  CHECK(first.find("leaf-1-uplink") != std::string::npos);
+  auto bytes = [](const std::string& csv) {
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    double gb = 0;
+    while (std::getline(in, line)) gb += std::stod(line.substr(line.rfind(',') + 1));
+    return gb;
+  };
+  CHECK(bytes(links) == doctest::Approx(bytes(read_file(net / "links.csv"))).epsilon(1e-3));
+  const auto sa = nlohmann::json::parse(read_file(fabric / "summary.json"));
+  const auto sb = nlohmann::json::parse(read_file(net / "summary.json"));
+  CHECK(sa["network"]["jobs_on_fabric"] == 2);
+  CHECK(sa["network"]["ptasks"] == 0);
+  for (const auto& [tier, v] : sb["network"]["tiers"].items()) CHECK(sa["network"]["tiers"].contains(tier));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fabric cli: mean JCT within a few percent of the network fidelity on a contended platform") {
+  const auto dir = temp_dir("netcli");
+  // 6 nodes x 2 GPUs, 2 nodes per leaf, 4:1 uplinks; jobs arriving out of phase, spanning leaves.
+  write_file(dir / "trace.csv",
+             "submit,duration,gpus\n0,1000,3\n40,800,3\n90,1200,5\n300,600,3\n700,900,4\n1100,500,3\n");
+  const Cluster c{6, 2, 2, 4.0};
+  const auto net = run(dir, c, "network", "net");
+  const auto fabric = run(dir, c, "fabric", "fabric");
+  const auto delay = run(dir, c, "delay", "delay");
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / static_cast<double>(v.size());
+  };
+  const double mn = mean(column(net, "jct_s")), mf = mean(column(fabric, "jct_s")),
+               md = mean(column(delay, "jct_s"));
+  MESSAGE("mean JCT: delay " << md << " s, network " << mn << " s, fabric " << mf << " s");
+  CHECK(mn > md);  // contended: the network fidelity slows jobs down
+  CHECK(mf > md);
+  CHECK(std::abs(mf - mn) / mn < 0.05);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fabric cli: doubling every link's capacity never slows a job") {
+  const auto dir = temp_dir("netcli");
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 3; ++trial) {
+    // Jobs that all fit at once (12 GPUs, at most 12 asked): the same placements at both speeds.
+    std::ostringstream trace;
+    trace << "submit,duration,gpus\n";
+    int left = 12;
+    while (left >= 2) {
+      const int g = std::min(left, 2 + static_cast<int>(rng() % 3));
+      trace << "0," << 300 + rng() % 1000 << ',' << g << '\n';
+      left -= g;
+    }
+    write_file(dir / "trace.csv", trace.str());
+    const Cluster c{6, 2, 2, 3.0};
+    const auto slow = run(dir, c, "fabric", "slow");
+    const auto fast = run(dir, c, "fabric", "fast",
+                          "--set cluster.network.nic_gbps=200 --set cluster.network.intra_node_gbps=4800");
+    const auto a = column(slow, "jct_s"), b = column(fast, "jct_s");
+    REQUIRE(a.size() == b.size());
+    for (std::size_t k = 0; k < a.size(); ++k) CHECK(b[k] <= a[k] * (1 + 1e-12));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("fabric cli: an unknown fidelity lists the valid ones") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n");
+  write_file(dir / "s.toml", scenario(Cluster{}, "packet"));
+  const auto r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("execution.fidelity") != std::string::npos);
+  for (const char* name : {"delay", "network", "fabric"}) CHECK(r.output.find(name) != std::string::npos);
   std::filesystem::remove_all(dir);
 }

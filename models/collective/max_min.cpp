@@ -1,0 +1,193 @@
+#include "models/collective/max_min.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <tuple>
+
+namespace fleetsim {
+
+int MaxMinSolver::add_link(double capacity, bool shared) {
+  capacity_.push_back(capacity);
+  shared_.push_back(shared ? 1 : 0);
+  users_.emplace_back();
+  link_mark_.push_back(0);
+  weight_.push_back(0);
+  frozen_.push_back(0);
+  version_.push_back(0);
+  return static_cast<int>(capacity_.size()) - 1;
+}
+
+const std::vector<long>& MaxMinSolver::add(long id, const std::vector<FlowUse>& uses, double phi) {
+  Job j;
+  j.uses = uses;
+  j.phi = phi;
+  j.alone = std::numeric_limits<double>::infinity();
+  j.cap = std::numeric_limits<double>::infinity();
+  std::vector<int> seeds;
+  for (const auto& u : uses) {
+    const auto l = static_cast<std::size_t>(u.link);
+    if (shared_[l] != 0) {
+      j.alone = std::min(j.alone, capacity_[l] / u.count);
+      users_[l].push_back(id);
+      seeds.push_back(u.link);
+    } else {
+      j.alone = std::min(j.alone, capacity_[l]);
+      j.cap = std::min(j.cap, capacity_[l]);
+    }
+  }
+  j.rate = j.alone;
+  jobs_[id] = std::move(j);
+  solved_.clear();
+  if (seeds.empty()) {
+    solved_.push_back(id);
+    return solved_;
+  }
+  solve(seeds);
+  return solved_;
+}
+
+const std::vector<long>& MaxMinSolver::remove(long id) {
+  solved_.clear();
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return solved_;
+  std::vector<int> seeds;
+  for (const auto& u : it->second.uses) {
+    const auto l = static_cast<std::size_t>(u.link);
+    if (shared_[l] == 0) continue;
+    auto& v = users_[l];
+    v.erase(std::find(v.begin(), v.end(), id));
+    seeds.push_back(u.link);
+  }
+  jobs_.erase(it);
+  solve(seeds);
+  return solved_;
+}
+
+void MaxMinSolver::solve(const std::vector<int>& seeds) {
+  // The component: links and jobs reachable from the seeds through shared links.
+  ++stamp_;
+  std::vector<int> links;
+  std::vector<Job*> members;
+  for (int s : seeds)
+    if (link_mark_[static_cast<std::size_t>(s)] != stamp_) {
+      link_mark_[static_cast<std::size_t>(s)] = stamp_;
+      links.push_back(s);
+    }
+  for (std::size_t k = 0; k < links.size(); ++k)
+    for (long o : users_[static_cast<std::size_t>(links[k])]) {
+      Job& j = jobs_.at(o);
+      if (j.mark == stamp_) continue;
+      j.mark = stamp_;
+      j.frozen = false;
+      solved_.push_back(o);
+      members.push_back(&j);
+      for (const auto& u : j.uses) {
+        const auto l = static_cast<std::size_t>(u.link);
+        if (shared_[l] != 0 && link_mark_[l] != stamp_) {
+          link_mark_[l] = stamp_;
+          links.push_back(u.link);
+        }
+      }
+    }
+  // Progressive filling. Heap entries: (level, kind 0 = link / 1 = job cap, index, version).
+  using Entry = std::tuple<double, int, long, unsigned>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (int li : links) {
+    const auto l = static_cast<std::size_t>(li);
+    weight_[l] = 0;
+    frozen_[l] = 0;
+  }
+  for (Job* j : members)
+    for (const auto& u : j->uses)
+      if (shared_[static_cast<std::size_t>(u.link)] != 0)
+        weight_[static_cast<std::size_t>(u.link)] += u.count;
+  for (int li : links) {
+    const auto l = static_cast<std::size_t>(li);
+    ++version_[l];
+    if (weight_[l] > 0) heap.emplace(capacity_[l] / weight_[l], 0, li, version_[l]);
+  }
+  for (std::size_t k = 0; k < members.size(); ++k)
+    if (members[k]->cap < std::numeric_limits<double>::infinity())
+      heap.emplace(members[k]->cap, 1, static_cast<long>(k), 0u);
+  auto freeze = [&](Job& j, double level) {
+    j.frozen = true;
+    j.rate = level;
+    for (const auto& u : j.uses) {
+      const auto l = static_cast<std::size_t>(u.link);
+      if (shared_[l] == 0) continue;
+      frozen_[l] += u.count * level;
+      weight_[l] -= u.count;
+      ++version_[l];
+      if (weight_[l] > 0)
+        heap.emplace(std::max(level, (capacity_[l] - frozen_[l]) / weight_[l]), 0, u.link, version_[l]);
+    }
+  };
+  while (!heap.empty()) {
+    const auto [level, kind, index, version] = heap.top();
+    heap.pop();
+    if (kind == 1) {
+      Job& j = *members[static_cast<std::size_t>(index)];
+      if (!j.frozen) freeze(j, level);
+      continue;
+    }
+    const auto l = static_cast<std::size_t>(index);
+    if (version != version_[l] || weight_[l] <= 0) continue;
+    for (long o : users_[l]) {
+      Job& j = jobs_.at(o);
+      if (!j.frozen) freeze(j, level);
+    }
+  }
+  if (members.size() > 1) mean_field(members, links);
+  std::sort(solved_.begin(), solved_.end());
+}
+
+// Jobs that compute part of their time (phi > 0) talk only a share q = (1 - phi) s / (phi + (1 - phi) s)
+// of it, s = alone / rate. A job then also gets what its sharers leave idle on average: on each
+// shared link, the capacity less the others' mean load (sum of count x q x rate), per own flow;
+// its rate is the least of those over its links, at least its max-min rate (everyone talking at
+// once) and at most its alone rate. Solved by under-relaxed fixed-point iteration from the max-min rates.
+void MaxMinSolver::mean_field(const std::vector<Job*>& members, const std::vector<int>& links) {
+  bool any = false;
+  for (Job* j : members) {
+    j->floor = j->rate;
+    any = any || j->phi > 0;
+  }
+  if (!any) return;
+  auto duty = [](const Job& j) {
+    const double s = j.rate >= j.alone ? 1.0 : j.alone / j.rate;
+    return (1 - j.phi) * s / (j.phi + (1 - j.phi) * s);
+  };
+  // Under-relaxed: a job's target moves with the sum of its sharers' rates, so with many sharers a
+  // plain step overshoots into oscillation; the step halves whenever the largest change grows.
+  double step = 0.5, last = std::numeric_limits<double>::infinity();
+  for (int it = 0; it < 40; ++it) {
+    for (int li : links) frozen_[static_cast<std::size_t>(li)] = 0;  // mean load
+    for (Job* j : members) {
+      const double q = duty(*j);
+      j->mean = (q + overlap_ * (1 - q)) * j->rate;
+      for (const auto& u : j->uses)
+        if (shared_[static_cast<std::size_t>(u.link)] != 0)
+          frozen_[static_cast<std::size_t>(u.link)] += u.count * j->mean;
+    }
+    double change = 0;
+    for (Job* j : members) {
+      double r = j->alone;
+      for (const auto& u : j->uses) {
+        const auto l = static_cast<std::size_t>(u.link);
+        if (shared_[l] != 0) r = std::min(r, (capacity_[l] - (frozen_[l] - u.count * j->mean)) / u.count);
+      }
+      r = std::max(r, j->floor);
+      const double next = (1 - step) * j->rate + step * r;
+      change = std::max(change, std::abs(next - j->rate) / j->rate);
+      j->next = next;
+    }
+    for (Job* j : members) j->rate = j->next;
+    if (change < 1e-6) break;
+    if (change > last) step = std::max(step / 2, 1.0 / 1024);
+    last = change;
+  }
+}
+
+}  // namespace fleetsim

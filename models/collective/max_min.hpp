@@ -1,0 +1,87 @@
+#pragma once
+// Max-min fair rates of ring collectives sharing links (progressive filling), for the fabric
+// fidelity (sim/network/fabric_fidelity.hpp). Pure: no SimGrid.
+//
+// A job is one ring: its flows progress in lockstep at one rate r (bytes/s per flow), and it
+// crosses link l with count_l of its flows. A shared link bounds sum_j count_lj x r_j <= C_l; an
+// unshared link (SimGrid's FATPIPE) bounds each flow alone, r_j <= C_l. Rates are max-min fair in
+// r: progressive filling raises every unfrozen job's rate together and freezes the jobs of each
+// link that saturates, in order of saturation (a heap of the links' saturation levels). Alone, a
+// job gets alone_rate() = min over its links of C_l / count_l (unshared: C_l) exactly.
+//
+// Jobs that also compute (a compute share phi > 0) talk only part of the time. Mean field on top of
+// max-min: a job also gets what its sharers leave idle on average, each sharer k weighing
+// q_k + overlap (1 - q_k) of its rate (q_k = its share of time talking at its stretched rate); the
+// max-min rate stays the floor, the alone rate the ceiling (under-relaxed fixed point, at most 40
+// sweeps of the component, to 1e-6).
+//
+// Incremental: adding or removing a job re-solves only the connected component of jobs linked to
+// it through shared links (the rates of other jobs cannot change).
+#include <unordered_map>
+#include <vector>
+
+namespace fleetsim {
+
+/// One link's share of a job's ring: the number of the ring's flows crossing it.
+struct FlowUse {
+  int link = 0;
+  int count = 0;
+};
+
+class MaxMinSolver {
+ public:
+  /// `overlap` in [0, 1]: how much more than independent phases the sharers' all-reduces overlap
+  /// in the mean field (0: a sharer weighs its share q of the time; 1: it always weighs, max-min).
+  explicit MaxMinSolver(double overlap = 0) : overlap_(overlap) {}
+
+  /// A link of `capacity` bytes/s; shared = false: it bounds each flow alone (FATPIPE). Returns its
+  /// index (0, 1, ...).
+  int add_link(double capacity, bool shared = true);
+  int links() const { return static_cast<int>(capacity_.size()); }
+
+  /// Adds job `id` crossing `uses` (distinct links, counts >= 1), computing a share `phi` of its
+  /// time (0: always communicating). Returns the jobs whose rate was re-solved (the job's component,
+  /// `id` included), in ascending id order.
+  const std::vector<long>& add(long id, const std::vector<FlowUse>& uses, double phi = 0);
+  /// Removes job `id`; returns the jobs re-solved (its former component, `id` excluded).
+  const std::vector<long>& remove(long id);
+
+  bool has(long id) const { return jobs_.count(id) > 0; }
+  /// Per-flow rate of job `id`, bytes/s.
+  double rate(long id) const { return jobs_.at(id).rate; }
+  /// Its rate alone on the fabric.
+  double alone_rate(long id) const { return jobs_.at(id).alone; }
+  const std::vector<FlowUse>& uses(long id) const { return jobs_.at(id).uses; }
+
+ private:
+  struct Job {
+    std::vector<FlowUse> uses;
+    double alone = 0;  ///< min over links of C_l / count_l (unshared: C_l)
+    double cap = 0;    ///< min over unshared links of C_l (inf: none)
+    double rate = 0;
+    double phi = 0;     ///< compute share of its time
+    double floor = 0;   ///< max-min rate (mean-field scratch)
+    double mean = 0;    ///< mean per-flow rate q x rate (scratch)
+    double next = 0;    ///< (scratch)
+    unsigned mark = 0;  ///< component search stamp
+    bool frozen = false;
+  };
+  /// Re-solves the component reached from `seeds` (links) through shared links into solved_.
+  void solve(const std::vector<int>& seeds);
+  void mean_field(const std::vector<Job*>& members, const std::vector<int>& links);
+
+  double overlap_ = 0;
+  std::vector<double> capacity_;
+  std::vector<char> shared_;
+  std::vector<std::vector<long>> users_;  ///< per shared link: jobs crossing it (insertion order)
+  std::unordered_map<long, Job> jobs_;
+  std::vector<long> solved_;
+  // scratch of solve()
+  std::vector<unsigned> link_mark_;
+  std::vector<double> weight_;  ///< per link: flows of unfrozen jobs
+  std::vector<double> frozen_;  ///< per link: load of frozen jobs
+  std::vector<unsigned> version_;
+  unsigned stamp_ = 0;
+};
+
+}  // namespace fleetsim
