@@ -23,6 +23,14 @@ SizingResult size_service(const ServiceSpec& spec, double target, const std::vec
       if (const auto it = points.find(n); it != points.end()) return it->second.attainment;
       ServingEngineConfig c = p.engine;
       c.replicas = n;
+      // Disaggregated: n replicas split in the spec's prefill:decode ratio, at least one each
+      // (a single replica runs colocated).
+      if (p.engine.prefill_replicas > 0)
+        c.prefill_replicas =
+            n < 2 ? 0
+                  : std::clamp(static_cast<int>(std::lround(static_cast<double>(n) *
+                                                            p.engine.prefill_replicas / p.engine.replicas)),
+                               1, n - 1);
       c.routing = spec.engine.replicas > 1 || spec.engine.routing != Routing::kRoundRobin
                       ? spec.engine.routing
                       : Routing::kLeastOutstanding;
