@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "sim/app/service_placement.hpp"
 #include "sim/app/staging.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/failures/failure_hook.hpp"
@@ -172,7 +173,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     write_requests_header(f);
     write_serving_series_header(series_file);
     nlohmann::ordered_json block;
+    std::size_t first = 0;  // this service's first demand in the reservations
     for (std::size_t i = 0; i < specs.size(); ++i) {
+      const auto& all = reservations.slots();
+      const auto n = static_cast<std::size_t>(specs[i].engine.replicas);
+      const std::vector<std::vector<Slot>> mine(
+          all.begin() + static_cast<long>(first),
+          all.begin() + static_cast<long>(std::min(all.size(), first + n)));
+      first += n;
+      apply_placement(specs[i], sc.cluster, mine, all, sc.execution.colocation_slowdown, prepared[i].engine);
       const ServiceRun run = run_service(specs[i], std::move(prepared[i]));
       write_requests_rows(f, specs[i], run);
       write_serving_series_rows(series_file, specs[i], run);

@@ -37,6 +37,17 @@ const KeyRegistrar kKeys{{
     {"service[]", "mig", K::kString, "", "",
      "MIG instance per replica (e.g. \"3g.40gb\" or \"3g\"; tensor_parallel 1): its share of compute and "
      "bandwidth scales the step time, its memory holds weights and KV; empty = whole GPUs"},
+    {"service[]", "mps", K::kFloat, "", "0",
+     "MPS share of one GPU per replica, in (0, 1] (tensor_parallel 1): its compute share scales the step "
+     "time, its share of memory holds weights and KV, each other replica on that GPU slows it by "
+     "execution.colocation_slowdown; 0 = no MPS"},
+    {"service[]", "prefill_replicas", K::kInt, "", "0",
+     "disaggregation: replicas that only prefill (with decode_replicas, replaces replicas; 0 = colocated)"},
+    {"service[]", "decode_replicas", K::kInt, "", "0",
+     "disaggregation: replicas that decode after the KV transfer from a prefill replica"},
+    {"service[]", "kv_link_gbps", K::kFloat, "Gbit/s", "0",
+     "disaggregation: per-GPU bandwidth of the prefill-to-decode KV transfer; 0 = from the placement "
+     "(intra_node_gbps within a node, the NIC share between nodes; one node outside a cluster run)"},
     {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per replica (a profiled TP degree)"},
     {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
     {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
@@ -149,6 +160,14 @@ void stats(nlohmann::ordered_json& j, const std::string& name, const std::vector
   j[name + "_p99_s"] = percentile(v, 99);
 }
 
+/// The KV link outside a cluster placement (or with kv_link_gbps set): kv_link_gbps per GPU, else one
+/// node's intra-node link at the cluster's defaults (network.intra_node_gbps 2400 Gbit/s, one hop of
+/// network.link_latency_s 1 us). Cluster runs replace it by the placement's links (sim/app).
+KvLink default_kv_link(const ServiceSpec& spec) {
+  const double gbps = spec.kv_link_gbps > 0 ? spec.kv_link_gbps : 2400;
+  return {spec.tensor_parallel * gbps * 1e9 / 8, 1e-6};
+}
+
 double tpot(const ServingRequest& r, const RequestOutcome& o) {
   return r.output_tokens > 1 ? (o.end_s - o.first_token_s) / (r.output_tokens - 1) : 0.0;
 }
@@ -178,6 +197,19 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
     gpu_spec(s.gpu, at.file(), at.line(), "service." + std::to_string(index) + ".gpu");
   }
   s.engine.replicas = positive("replicas", 1);
+  const long long prefill = t.integer("prefill_replicas", 0), decode = t.integer("decode_replicas", 0);
+  if (prefill < 0 || decode < 0 || (prefill > 0) != (decode > 0))
+    throw t.error(prefill > 0 ? "decode_replicas" : "prefill_replicas",
+                  "prefill_replicas and decode_replicas must both be >= 1 (or both 0: colocated)");
+  if (prefill > 0) {
+    if (t.has("replicas")) throw t.error("replicas", "give prefill_replicas and decode_replicas instead");
+    if (t.integer("min_replicas", 0) > 0)
+      throw t.error("min_replicas", "the autoscaler does not run disaggregated services");
+    s.engine.prefill_replicas = static_cast<int>(prefill);
+    s.engine.replicas = static_cast<int>(prefill + decode);
+  }
+  s.kv_link_gbps = t.number("kv_link_gbps", 0);
+  if (!(s.kv_link_gbps >= 0)) throw t.error("kv_link_gbps", "must be >= 0");
   s.engine.min_replicas = static_cast<int>(t.integer("min_replicas", 0));
   if (s.engine.min_replicas < 0 || s.engine.min_replicas > s.engine.replicas)
     throw t.error("min_replicas", "must be in 0..replicas");
@@ -203,6 +235,10 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
     s.mig_share = m->compute_share();
     s.mig_memory_gib = m->memory_gib;
   }
+  s.mps_share = t.number("mps", 0);
+  if (!(s.mps_share >= 0 && s.mps_share <= 1)) throw t.error("mps", "must be in (0, 1] (0 = no MPS)");
+  if (s.mps_share > 0 && !s.mig.empty()) throw t.error("mps", "give mig or mps, not both");
+  if (s.mps_share > 0 && s.tensor_parallel != 1) throw t.error("tensor_parallel", "must be 1 with mps");
   s.engine.max_num_seqs = positive("max_num_seqs", 256);
   s.engine.max_num_batched_tokens = positive("max_num_batched_tokens", 2048);
   s.engine.block_size = positive("block_size", 16);
@@ -247,9 +283,13 @@ PreparedService prepare_service(const ServiceSpec& spec) {
     p.model = std::make_unique<ExtrapolatedStepModel>(std::move(p.model), *from, gpu);
   }
   if (spec.mig_share < 1) p.model = std::make_unique<SliceStepModel>(std::move(p.model), spec.mig_share);
+  if (spec.mps_share > 0 && spec.mps_share < 1)
+    p.model = std::make_unique<SliceStepModel>(std::move(p.model), spec.mps_share);
   const ServingModelFacts& facts = p.model->model();
   constexpr double kGiB = 1024.0 * 1024 * 1024;
-  const double memory_gib = spec.mig.empty() ? gpu.memory_gib : spec.mig_memory_gib;
+  const double memory_gib = !spec.mig.empty()    ? spec.mig_memory_gib
+                            : spec.mps_share > 0 ? spec.mps_share * gpu.memory_gib
+                                                 : gpu.memory_gib;
   double kv_bytes = spec.kv_cache_gib * kGiB;
   if (kv_bytes <= 0)
     kv_bytes =
@@ -263,6 +303,8 @@ PreparedService prepare_service(const ServiceSpec& spec) {
                                  " GiB) with room for a KV cache");
   p.engine = spec.engine;
   p.engine.kv_blocks = static_cast<long>(kv_bytes / facts.kv_bytes_per_token) / p.engine.block_size;
+  p.engine.kv_bytes_per_token = facts.kv_bytes_per_token;
+  p.engine.kv_link = default_kv_link(spec);
   p.requests = read_requests(spec.requests);
   return p;
 }
@@ -320,6 +362,15 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   j["replicas"] = engine.replicas;
   j["tensor_parallel"] = spec.tensor_parallel;
   j["mig"] = spec.mig;
+  j["mps"] = spec.mps_share;
+  j["prefill_replicas"] = engine.prefill_replicas;
+  j["decode_replicas"] = engine.prefill_replicas > 0 ? engine.replicas - engine.prefill_replicas : 0;
+  {
+    std::vector<double> xfer;
+    for (const auto& o : run.result.requests)
+      if (o.decode_replica >= 0) xfer.push_back(o.kv_transfer_s);
+    if (engine.prefill_replicas > 0) stats(j, "kv_transfer", xfer);
+  }
   j["extrapolated"] = !p.extrapolated_from.empty();
   j["profiled_gpu"] = p.extrapolated_from.empty() ? p.gpu : p.extrapolated_from;
   j["kv_blocks_per_replica"] = engine.kv_blocks;
@@ -349,8 +400,9 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   ReplicaDemand d;
   d.service = spec.name;
   d.gpu = gpu_spec(spec.gpu).name;
-  d.gpus = spec.mig.empty() ? spec.tensor_parallel : 1;
-  d.gpu_milli = spec.mig.empty() ? 1000 : static_cast<int>(std::floor(1000 * spec.mig_share + 1e-9));
+  d.gpus = spec.mig.empty() && spec.mps_share <= 0 ? spec.tensor_parallel : 1;
+  const double share = !spec.mig.empty() ? spec.mig_share : spec.mps_share > 0 ? spec.mps_share : 1.0;
+  d.gpu_milli = static_cast<int>(std::floor(1000 * share + 1e-9));
   d.file = at.file();
   d.line = at.line();
   return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
@@ -358,7 +410,7 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
 
 void write_requests_header(std::ostream& out) {
   out << "service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,"
-         "replica,preemptions,cached_tokens\n";
+         "replica,preemptions,cached_tokens,decode_replica,kv_transfer_s\n";
 }
 
 void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run) {
@@ -376,7 +428,12 @@ void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const Servi
           << fmt(o.end_s - r.arrival_s);
     else
       out << ",,";
-    out << ',' << o.replica << ',' << o.preemptions << ',' << o.cached_tokens << '\n';
+    out << ',' << o.replica << ',' << o.preemptions << ',' << o.cached_tokens << ',';
+    if (o.decode_replica >= 0)
+      out << o.decode_replica << ',' << fmt(o.kv_transfer_s);
+    else
+      out << ',';
+    out << '\n';
   }
 }
 

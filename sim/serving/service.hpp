@@ -24,6 +24,8 @@ struct ServiceSpec {
   std::string mig;       ///< MIG instance per replica ("3g.40gb"); empty: whole GPUs
   double mig_share = 1;  ///< its share of the GPU's compute (and of the cluster GPU it holds)
   double mig_memory_gib = 0;
+  double mps_share = 0;     ///< MPS share of one GPU per replica; 0: no MPS
+  double kv_link_gbps = 0;  ///< disaggregation: per-GPU KV link, Gbit/s; 0: from the placement
   double gpu_memory_utilization = 0.9;
   double non_kv_reserve_gib = 1.5;  ///< per GPU: activations, CUDA graphs, allocator slack
   double kv_cache_gib = 0;          ///< per replica; 0 = from memory
@@ -73,7 +75,8 @@ ServiceRun run_service(const ServiceSpec& spec);
 ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
 
 /// requests.csv: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
-/// tpot_s,e2e_s,replica,preemptions,cached_tokens (empty times for requests that never finished).
+/// tpot_s,e2e_s,replica,preemptions,cached_tokens,decode_replica,kv_transfer_s (empty times for requests
+/// that never finished; the last two empty unless disaggregated).
 void write_requests_header(std::ostream& out);
 void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run);
 

@@ -28,6 +28,7 @@ void ServiceReservations::attach(ClusterControl& control, std::size_t /*jobs*/) 
     for (const auto& s : alloc->slots)
       if (std::find(nodes.begin(), nodes.end(), s.node) == nodes.end()) nodes.push_back(s.node);
     nodes_.push_back(std::move(nodes));
+    slots_.push_back(alloc->slots);
     held_ += d.gpus * (d.gpu_milli / 1000.0);
   }
 }

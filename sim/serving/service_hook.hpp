@@ -15,7 +15,7 @@ struct ReplicaDemand {
   std::string service;
   std::string gpu;       ///< canonical catalog name
   int gpus = 1;          ///< whole GPUs (TP), or 1 with a MIG slice
-  int gpu_milli = 1000;  ///< < 1000: a MIG slice's share
+  int gpu_milli = 1000;  ///< < 1000: a MIG slice's or an MPS share
   std::string file;      ///< where the service is declared, for messages
   long line = 0;
 };
@@ -26,12 +26,15 @@ class ServiceReservations final : public ClusterHook {
   void attach(ClusterControl& control, std::size_t jobs) override;
   /// Per demand (replica), the nodes it got, after attach().
   const std::vector<std::vector<int>>& nodes() const { return nodes_; }
+  /// Per demand (replica), the GPU slots it got, after attach().
+  const std::vector<std::vector<Slot>>& slots() const { return slots_; }
   /// GPUs held (whole GPUs, a slice counted by its share).
   double gpus_held() const { return held_; }
 
  private:
   std::vector<ReplicaDemand> demands_;
   std::vector<std::vector<int>> nodes_;
+  std::vector<std::vector<Slot>> slots_;
   double held_ = 0;
 };
 

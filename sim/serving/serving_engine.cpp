@@ -1,11 +1,11 @@
 #include "sim/serving/serving_engine.hpp"
 
+#include "sim/serving/prefix_cache.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <list>
 #include <queue>
-#include <unordered_map>
 #include <utility>
 
 namespace fleetsim {
@@ -18,48 +18,8 @@ struct Seq {
   int generated = 0;  ///< output tokens sampled
   long blocks = 0;    ///< KV blocks held
   bool admitted_once = false;
-};
-
-/// Prompt-prefix cache of one replica: trace block hashes, least recently used evicted first.
-class PrefixCache {
- public:
-  explicit PrefixCache(std::size_t capacity) : capacity_(capacity) {}
-  /// Leading hashes of `h` present in the cache (refreshing them).
-  std::size_t match(const std::vector<std::uint64_t>& h) {
-    std::size_t n = 0;
-    while (n < h.size()) {
-      auto it = where_.find(h[n]);
-      if (it == where_.end()) break;
-      lru_.splice(lru_.begin(), lru_, it->second);
-      ++n;
-    }
-    return n;
-  }
-  std::size_t peek(const std::vector<std::uint64_t>& h) const {
-    std::size_t n = 0;
-    while (n < h.size() && where_.count(h[n]) > 0) ++n;
-    return n;
-  }
-  void insert(const std::vector<std::uint64_t>& h) {
-    for (auto v : h) {
-      if (auto it = where_.find(v); it != where_.end()) {
-        lru_.splice(lru_.begin(), lru_, it->second);
-        continue;
-      }
-      if (capacity_ == 0) return;
-      if (where_.size() >= capacity_) {
-        where_.erase(lru_.back());
-        lru_.pop_back();
-      }
-      lru_.push_front(v);
-      where_[v] = lru_.begin();
-    }
-  }
-
- private:
-  std::size_t capacity_;
-  std::list<std::uint64_t> lru_;
-  std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where_;
+  int xfer_from = -1;    ///< disaggregated: the prefill replica its KV is leaving
+  long xfer_blocks = 0;  ///< blocks that replica holds until the transfer ends
 };
 
 enum class Power { kOff, kLoading, kReady };
@@ -75,6 +35,7 @@ struct Replica {
   std::vector<std::pair<int, int>> scheduled;  ///< (request, tokens) of the step in flight
   double next_sample = 0;
   PrefixCache cache{0};
+  int incoming = 0;  ///< disaggregated decode replica: KV transfers on their way to it
 };
 
 class Engine {
@@ -92,7 +53,10 @@ class Engine {
       r.free_blocks = c_.kv_blocks;
       r.cache = PrefixCache(c_.prefix_caching ? cache_entries : 0);
     }
-    autoscale_ = c_.min_replicas > 0 && c_.min_replicas < static_cast<int>(replicas_.size());
+    const int n = static_cast<int>(replicas_.size());
+    prefill_ = c_.prefill_replicas > 0 && c_.prefill_replicas < n ? c_.prefill_replicas : 0;
+    front_ = prefill_ > 0 ? prefill_ : n;
+    autoscale_ = prefill_ == 0 && c_.min_replicas > 0 && c_.min_replicas < n;
     if (autoscale_)
       for (std::size_t r = static_cast<std::size_t>(c_.min_replicas); r < replicas_.size(); ++r)
         replicas_[r].power = Power::kOff;
@@ -113,8 +77,16 @@ class Engine {
     while (true) {
       const double t_arr = next < reqs_.size() ? reqs_[next].arrival_s : INFINITY;
       const double t_step = steps.empty() ? INFINITY : steps.top().first;
-      if (!std::isfinite(t_arr) && !std::isfinite(t_step)) break;
+      const double t_xfer = xfers_.empty() ? INFINITY : xfers_.top().first;
+      if (!std::isfinite(t_arr) && !std::isfinite(t_step) && !std::isfinite(t_xfer)) break;
       const double t_scale = std::min(next_eval, next_ready());
+      if (t_xfer <= t_arr && t_xfer <= t_step && t_xfer <= t_scale) {
+        now = t_xfer;
+        const int id = xfers_.top().second;
+        xfers_.pop();
+        land(id, now, steps);
+        continue;
+      }
       if (t_scale < t_arr && t_scale < t_step) {
         now = t_scale;
         for (auto& rep : replicas_)
@@ -222,7 +194,7 @@ class Engine {
 
   int route(int req) {
     if (autoscale_) return route_ready(req);
-    const int n = static_cast<int>(replicas_.size());
+    const int n = front_;
     if (n == 1) return 0;
     auto outstanding = [&](int r) {
       const Replica& x = replicas_[static_cast<std::size_t>(r)];
@@ -345,7 +317,10 @@ class Engine {
       else
         shape.prefills.push_back({n, s.computed});
     }
-    const double d = model_.step_s(shape) + c_.step_overhead_s;
+    const double speed = c_.replica_speed.empty()
+                             ? 1.0
+                             : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()];
+    const double d = model_.step_s(shape) / speed + c_.step_overhead_s;
     rep.busy = true;
     ++result_.steps;
     result_.busy_s += d;
@@ -354,7 +329,10 @@ class Engine {
 
   void finish(int r, double now) {
     Replica& rep = replicas_[static_cast<std::size_t>(r)];
-    std::vector<int> done;
+    std::vector<int>& done = done_;
+    done.clear();
+    std::vector<int>& leaving = leaving_;
+    leaving.clear();
     for (const auto& [id, n] : rep.scheduled) {
       Seq& s = seqs_[static_cast<std::size_t>(id)];
       s.computed += n;
@@ -368,8 +346,11 @@ class Engine {
       if (s.generated >= s.out) {
         o.end_s = now;
         done.push_back(id);
+      } else if (r < prefill_) {
+        leaving.push_back(id);
       }
     }
+    for (int id : leaving) hand_off(rep, r, id, now);
     for (int id : done) {
       Seq& s = seqs_[static_cast<std::size_t>(id)];
       rep.free_blocks += s.blocks;
@@ -378,6 +359,51 @@ class Engine {
     }
     rep.scheduled.clear();
     rep.busy = false;
+  }
+
+  const KvLink& link(int p, int d) const {
+    if (c_.kv_links.empty()) return c_.kv_link;
+    const std::size_t decode = replicas_.size() - static_cast<std::size_t>(prefill_);
+    return c_.kv_links[static_cast<std::size_t>(p) * decode + static_cast<std::size_t>(d - prefill_)];
+  }
+
+  /// Disaggregated: request `id` has its first token on prefill replica `r`; its KV leaves for the
+  /// least outstanding decode replica (ties: the fastest link, then the lowest index).
+  void hand_off(Replica& rep, int r, int id, double now) {
+    Seq& s = seqs_[static_cast<std::size_t>(id)];
+    rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
+    s.xfer_from = r;
+    s.xfer_blocks = s.blocks;
+    s.blocks = 0;
+    int best = prefill_;
+    auto load = [&](int d) {
+      const Replica& x = replicas_[static_cast<std::size_t>(d)];
+      return x.running.size() + x.waiting.size() + static_cast<std::size_t>(x.incoming);
+    };
+    for (int d = prefill_ + 1; d < static_cast<int>(replicas_.size()); ++d)
+      if (load(d) < load(best) ||
+          (load(d) == load(best) && link(r, d).bytes_per_s > link(r, best).bytes_per_s))
+        best = d;
+    ++replicas_[static_cast<std::size_t>(best)].incoming;
+    RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
+    o.decode_replica = best;
+    o.kv_transfer_s = link(r, best).seconds(static_cast<double>(s.computed) * c_.kv_bytes_per_token);
+    xfers_.push({now + o.kv_transfer_s, id});
+  }
+
+  /// A KV transfer ends: the prefill replica frees the blocks, the decode replica queues the request.
+  template <typename Queue>
+  void land(int id, double now, Queue& steps) {
+    Seq& s = seqs_[static_cast<std::size_t>(id)];
+    const int from = s.xfer_from;
+    replicas_[static_cast<std::size_t>(from)].free_blocks += s.xfer_blocks;
+    s.xfer_blocks = 0;
+    if (!replicas_[static_cast<std::size_t>(from)].busy) start(from, now, steps);
+    const int d = result_.requests[static_cast<std::size_t>(id)].decode_replica;
+    Replica& to = replicas_[static_cast<std::size_t>(d)];
+    --to.incoming;
+    to.waiting.push_back(id);
+    if (!to.busy) start(d, now, steps);
   }
 
   const std::vector<ServingRequest>& reqs_;
@@ -389,6 +415,11 @@ class Engine {
   BatchShape shape_;
   bool autoscale_ = false;
   int rr_ = 0;
+  int prefill_ = 0;  ///< prefill replicas (0: colocated)
+  int front_ = 1;    ///< replicas that take arrivals
+  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+      xfers_;  ///< (end, request) of KV transfers in flight
+  std::vector<int> done_, leaving_;
 };
 
 }  // namespace

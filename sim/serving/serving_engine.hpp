@@ -10,7 +10,14 @@
 // request has computed all its known tokens samples its next token (the first one ends its prefill).
 // Requests are routed on arrival: round-robin, least-outstanding, or prefix-aware (the replica whose
 // prefix cache holds the longest run of the request's block hashes; ties least-outstanding).
+// Prefill/decode disaggregation (DistServe/Splitwise; prefill_replicas > 0): arrivals are routed to
+// the first prefill_replicas replicas, which run the same scheduler; when a request's prefill samples
+// its first token (its TTFT) it leaves the prefill replica, whose KV blocks stay held while its KV
+// (prompt x kv_bytes_per_token bytes) crosses the link to a decode replica (the least outstanding,
+// ties the fastest link): latency + bytes / bandwidth. It then waits there like any request whose KV
+// is computed, and decodes (a decode replica that preempts it recomputes it locally).
 // Pure discrete-event code (no SimGrid): replicas advance step by step in time order.
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +28,13 @@
 namespace fleetsim {
 
 enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware };
+
+/// The path a request's KV takes from a prefill replica to a decode replica.
+struct KvLink {
+  double bytes_per_s = INFINITY;  ///< aggregate over the replica's GPUs
+  double latency_s = 0;
+  double seconds(double bytes) const { return latency_s + (bytes > 0 ? bytes / bytes_per_s : 0.0); }
+};
 
 struct ServingEngineConfig {
   int replicas = 1;
@@ -41,6 +55,13 @@ struct ServingEngineConfig {
   double scale_interval_s = 10;
   double scale_up_queue = 4;
   double model_load_s = 60;
+  /// Disaggregation (off at 0): replicas [0, prefill_replicas) prefill, the rest decode.
+  int prefill_replicas = 0;
+  double kv_bytes_per_token = 0;  ///< KV of one token, whole model (bytes moved per prompt token)
+  KvLink kv_link;                 ///< every prefill -> decode pair, unless kv_links is given
+  std::vector<KvLink> kv_links;   ///< per pair, prefill-major: [p * decode_replicas + d]
+  /// Per replica, its speed share (step time / share; MPS co-location interference); empty: all 1.
+  std::vector<double> replica_speed;
 };
 
 struct RequestOutcome {
@@ -49,7 +70,9 @@ struct RequestOutcome {
   double first_token_s = -1;  ///< -1: never produced one
   double end_s = -1;          ///< -1: not finished
   int preemptions = 0;
-  int cached_tokens = 0;  ///< prompt tokens served from the prefix cache
+  int cached_tokens = 0;     ///< prompt tokens served from the prefix cache
+  int decode_replica = -1;   ///< disaggregated: where it decoded (-1: colocated, or never got there)
+  double kv_transfer_s = 0;  ///< disaggregated: its KV transfer time
 };
 
 struct ServingSample {

@@ -36,7 +36,8 @@ struct Shared {
         "[[service]]\nname = \"tiny\"\nmodel = \"" +
         kData + "/" + model + "-config.json\"\nprofiles = \"" + kData + "/" + model +
         "/bf16\"\ngpu = \"A100-80GB\"\n" + service_keys +
-        "[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n[output]\ndir = \"out\"\n";
+        "[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n[output]\ndir = \"out\"\n" +
+        extra;
     const Scenario sc = parse_scenario(toml, (dir / "s.toml").string(), dir.string());
     RunOptions opt;
     opt.quiet = true;
@@ -46,6 +47,7 @@ struct Shared {
   }
   std::map<std::string, test::JobRow> jobs;
   std::string model = "tiny";  ///< tests/data/serving/<model>/bf16 and <model>-config.json
+  std::string extra;           ///< more top-level tables
 };
 
 std::string error_of(Shared& s, const std::string& keys) {
@@ -137,4 +139,56 @@ TEST_CASE("services on an unprofiled GPU: extrapolated through the catalog, and 
   CHECK(a100["tpot_mean_s"].get<double>() == doctest::Approx(a10["tpot_mean_s"].get<double>() * 600 / 2039));
   CHECK(a100["ttft_mean_s"].get<double>() < a10["ttft_mean_s"].get<double>());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("services on the cluster: MPS shares - 1.0 is the whole GPU, two 0.5 shares are slower") {
+  Shared whole, whole2, full, half, half_noisy;
+  const auto w = whole.run("kv_cache_gib = 0.001\n")["services"]["tiny"];
+  const auto w2 = whole2.run("replicas = 2\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  const auto f = full.run("mps = 1.0\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  CHECK(f["ttft_mean_s"].get<double>() == doctest::Approx(w["ttft_mean_s"].get<double>()));
+  CHECK(f["e2e_p99_s"].get<double>() == doctest::Approx(w["e2e_p99_s"].get<double>()));
+  // Two replicas at 0.5 on one GPU (first-fit packs them), each request alone on its replica (round-
+  // robin): half the compute doubles every step; with colocation_slowdown 0.8 for the other tenant,
+  // 2 / 0.8 = 2.5x two whole GPUs.
+  const auto h = half.run("replicas = 2\nmps = 0.5\nkv_cache_gib = 0.001\n");
+  CHECK(h["services_gpus_held"].get<double>() == doctest::Approx(1.0));
+  CHECK(h["services"]["tiny"]["ttft_mean_s"].get<double>() ==
+        doctest::Approx(2 * w2["ttft_mean_s"].get<double>()));
+  half_noisy.extra = "[execution]\ncolocation_slowdown = 0.8\n";
+  const auto n = half_noisy.run("replicas = 2\nmps = 0.5\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  CHECK(n["ttft_mean_s"].get<double>() == doctest::Approx(2.5 * w2["ttft_mean_s"].get<double>()));
+  CHECK(n["e2e_mean_s"].get<double>() == doctest::Approx(2.5 * w2["e2e_mean_s"].get<double>()));
+  CHECK(n["e2e_mean_s"].get<double>() > w["e2e_mean_s"].get<double>());
+  Shared bad;
+  CHECK(error_of(bad, "mps = 1.5\n").find("must be in (0, 1]") != std::string::npos);
+  CHECK(error_of(bad, "mps = 0.5\nmig = \"1g\"\n").find("give mig or mps, not both") != std::string::npos);
+}
+
+TEST_CASE("services on the cluster: disaggregated KV moves over NVLink within a node, the NIC between") {
+  // tiny: 2 layers x 1 KV head x 4 dims x K,V x 2 bytes = 32 B of KV per token; prompts of 24 and 32
+  // tokens: 896 B on average.
+  Shared same, cross;
+  const auto s =
+      same.run("prefill_replicas = 1\ndecode_replicas = 1\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  CHECK(s["prefill_replicas"] == 1);
+  CHECK(s["decode_replicas"] == 1);
+  CHECK(s["completed"] == 2);
+  // Both on node 0: 2400 Gbit/s = 3e11 B/s, one hop of 1 us.
+  CHECK(s["kv_transfer_mean_s"].get<double>() / (1e-6 + 896 / 3e11) == doctest::Approx(1));
+  // Four prefill replicas fill node 0; the decode replica lands on node 1: a GPU's share of the
+  // node's 100 Gbit/s NIC (4 GPUs per NIC) = 3.125e9 B/s, two hops under one leaf.
+  const auto c =
+      cross.run("prefill_replicas = 4\ndecode_replicas = 1\nkv_cache_gib = 0.001\n")["services"]["tiny"];
+  CHECK(c["kv_transfer_mean_s"].get<double>() / (2e-6 + 896 / 3.125e9) == doctest::Approx(1));
+  // A set kv_link_gbps replaces the placement: 8 Gbit/s = 1e9 B/s per GPU, one default hop of 1 us.
+  Shared fixed;
+  const auto k = fixed.run(
+      "prefill_replicas = 1\ndecode_replicas = 1\nkv_link_gbps = 8\nkv_cache_gib = 0.001\n")["services"]
+                                                                                            ["tiny"];
+  CHECK(k["kv_transfer_mean_s"].get<double>() / (1e-6 + 896 / 1e9) == doctest::Approx(1));
+  Shared bad;
+  CHECK(error_of(bad, "prefill_replicas = 1\n").find("must both be >= 1") != std::string::npos);
+  CHECK(error_of(bad, "replicas = 2\nprefill_replicas = 1\ndecode_replicas = 1\n")
+            .find("give prefill_replicas") != std::string::npos);
 }

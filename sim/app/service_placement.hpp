@@ -1,0 +1,26 @@
+#pragma once
+// What a service's engine takes from where ServiceReservations placed its replicas (issue 14):
+// - disaggregation: the KV link of every prefill -> decode replica pair. Same node: each GPU's
+//   intra-node link (network.intra_node_gbps), one hop of link_latency_s. Different nodes: each GPU's
+//   share of its NIC (nic_gbps / gpus_per_nic), at most the node's NICs, 2 hops under one leaf, 4 via
+//   the spine. A TP replica moves its KV shards in parallel (bandwidth x GPUs). Contention with other
+//   traffic and oversubscription are not modelled. kv_link_gbps > 0 overrides the placement.
+// - MPS: each replica's speed share: execution.colocation_slowdown per other replica (of any service)
+//   holding a share of the same GPU. Training jobs that later share the GPU are not counted.
+#include <vector>
+
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/platform/cluster_spec.hpp"
+#include "sim/serving/serving_engine.hpp"
+
+namespace fleetsim {
+
+struct ServiceSpec;
+
+/// `mine`: the slots of this service's replicas (in replica order); `all`: every reserved replica's
+/// slots (of all services). Sets engine.kv_links and engine.replica_speed.
+void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster,
+                     const std::vector<std::vector<Slot>>& mine, const std::vector<std::vector<Slot>>& all,
+                     double colocation_slowdown, ServingEngineConfig& engine);
+
+}  // namespace fleetsim
