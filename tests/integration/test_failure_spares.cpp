@@ -7,6 +7,7 @@
 
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
+#include "tests/failure_case.hpp"
 #include "tests/sim_harness.hpp"
 #include "tests/test_util.hpp"
 
@@ -15,32 +16,10 @@ using namespace fleetsim::test;
 
 namespace {
 
-struct Run {
-  std::map<std::string, JobRow> jobs;
-  nlohmann::ordered_json failures;
-  std::string failures_csv;
-};
+const std::string kCosts = "[failures]\ndetection_s = 30\nrestart_s = 60\nrestore_s = 20\n";
 
-Run run_case(int nodes, const std::string& trace, const std::string& faults, const std::string& keys) {
-  const auto dir = temp_dir("spares");
-  write_file(dir / "trace.csv", trace);
-  write_file(dir / "faults.csv", faults);
-  const std::string toml =
-      "seed = 1\n[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
-      "\ngpus_per_node = 8\n[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n"
-      "[workload.columns]\nid = \"id\"\nsubmit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
-      "[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n[output]\ndir = \"out\"\n"
-      "[failures]\ndetection_s = 30\nrestart_s = 60\nrestore_s = 20\n" +
-      keys;
-  const Scenario sc = parse_scenario(toml, (dir / "f.toml").string(), dir.string());
-  RunOptions opt;
-  opt.quiet = true;
-  Run r;
-  r.failures = run_scenario(sc, opt).summary["failures"];
-  r.jobs = read_jobs_csv(dir / "out" / "jobs.csv");
-  r.failures_csv = read_file(dir / "out" / "failures.csv");
-  std::filesystem::remove_all(dir);
-  return r;
+FailRun run_case(int nodes, const std::string& trace, const std::string& faults, const std::string& keys) {
+  return run_with_faults(nodes, trace, faults, kCosts + keys);
 }
 
 const std::string kTrace = "trace = \"faults.csv\"\ntrace_format = \"csv\"\n";
@@ -53,9 +32,9 @@ TEST_CASE("a held spare is out of service: the second of two jobs waits though a
   CHECK(r.jobs.at("a").end == doctest::Approx(1000));
   CHECK(r.jobs.at("b").start == doctest::Approx(1000));
   CHECK(r.jobs.at("b").end == doctest::Approx(2000));
-  CHECK(r.failures["spares"]["nodes"] == 1);
-  CHECK(r.failures["spares"]["used"] == 0);
-  CHECK(r.failures["spares"]["held_at_end"] == 1);
+  CHECK(r.summary["failures"]["spares"]["nodes"] == 1);
+  CHECK(r.summary["failures"]["spares"]["used"] == 0);
+  CHECK(r.summary["failures"]["spares"]["held_at_end"] == 1);
 }
 
 TEST_CASE("a failure brings the spare in at once, and the repaired node becomes the spare") {
@@ -67,9 +46,9 @@ TEST_CASE("a failure brings the spare in at once, and the repaired node becomes 
   CHECK(r.jobs.at("j").end == doctest::Approx(1670));
   CHECK(r.jobs.at("k1").end == doctest::Approx(2200));
   CHECK(r.jobs.at("k2").end == doctest::Approx(2300));
-  CHECK(r.failures["spares"]["used"] == 1);
-  CHECK(r.failures["spares"]["failures_without_spare"] == 0);
-  CHECK(r.failures["spares"]["held_at_end"] == 1);
+  CHECK(r.summary["failures"]["spares"]["used"] == 1);
+  CHECK(r.summary["failures"]["spares"]["failures_without_spare"] == 0);
+  CHECK(r.summary["failures"]["spares"]["held_at_end"] == 1);
 }
 
 TEST_CASE("a second failure with the spare pool empty: counted, and the job waits for a node") {
@@ -80,9 +59,9 @@ TEST_CASE("a second failure with the spare pool empty: counted, and the job wait
                "node,start,end,component\nn0,100,9000,gpu\nn1,300,9000,hbm\n", kTrace + "spare_nodes = 1\n");
   CHECK(r.jobs.at("j").end == doctest::Approx(1410));
   CHECK(r.jobs.at("j").restarts == 2);
-  CHECK(r.failures["spares"]["used"] == 1);
-  CHECK(r.failures["spares"]["failures_without_spare"] == 1);
-  CHECK(r.failures["spares"]["held_at_end"] == 0);
+  CHECK(r.summary["failures"]["spares"]["used"] == 1);
+  CHECK(r.summary["failures"]["spares"]["failures_without_spare"] == 1);
+  CHECK(r.summary["failures"]["spares"]["held_at_end"] == 0);
 }
 
 TEST_CASE("planned maintenance windows drain nodes in turn, and drained jobs lose no work") {
@@ -95,10 +74,12 @@ TEST_CASE("planned maintenance windows drain nodes in turn, and drained jobs los
                "maintenance_interval_h = 0.1\nmaintenance_nodes = 1\nmaintenance_duration_s = 100\n");
   CHECK(r.jobs.at("j").end == doctest::Approx(1240));
   CHECK(r.jobs.at("j").restarts == 3);
-  CHECK(r.failures["maintenance"]["windows"] == 3);
-  CHECK(r.failures["maintenance"]["planned_interruptions"] == 3);
-  CHECK(r.failures["lost_gpu_hours"]["redone_work"].get<double>() == doctest::Approx(0).epsilon(1e-9));
-  CHECK(r.failures["lost_gpu_hours"]["restart"].get<double>() == doctest::Approx(3 * 80.0 * 8 / 3600));
+  CHECK(r.summary["failures"]["maintenance"]["windows"] == 3);
+  CHECK(r.summary["failures"]["maintenance"]["planned_interruptions"] == 3);
+  CHECK(r.summary["failures"]["lost_gpu_hours"]["redone_work"].get<double>() ==
+        doctest::Approx(0).epsilon(1e-9));
+  CHECK(r.summary["failures"]["lost_gpu_hours"]["restart"].get<double>() ==
+        doctest::Approx(3 * 80.0 * 8 / 3600));
   CHECK(r.failures_csv.find("360,maintenance,0,1,planned,1,") != std::string::npos);
   CHECK(r.failures_csv.find("460,maintenance_end,0") != std::string::npos);
   CHECK(r.failures_csv.find("720,maintenance,1,1,planned,1,") != std::string::npos);
