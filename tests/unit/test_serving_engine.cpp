@@ -5,29 +5,12 @@
 #include <random>
 
 #include "sim/serving/serving_engine.hpp"
+#include "tests/linear_step.hpp"
 
 using namespace fleetsim;
+using fleetsim::test::LinearStep;
 
 namespace {
-
-class LinearStep final : public ServingStepModel {
- public:
-  double step_s(const BatchShape& b) const override {
-    if (b.prefills.empty() && b.decode_kv.empty()) return 0;
-    double t = 0.010 + 0.001 * static_cast<double>(b.decode_kv.size());
-    for (const auto& p : b.prefills) t += 0.0001 * p.tokens;
-    return t;
-  }
-  StepBreakdown breakdown(const BatchShape& b) const override {
-    StepBreakdown out;
-    out.dense_s = step_s(b);
-    return out;
-  }
-  const ServingModelFacts& model() const override { return facts_; }
-
- private:
-  ServingModelFacts facts_;
-};
 
 ServingRequest req(double at, int in, int out, std::vector<std::uint64_t> hashes = {}) {
   ServingRequest r;
