@@ -165,8 +165,9 @@ void FailureHook::repair(int node) {
   if (--down_[i] > 0) return;  // still down for another fault
   count_down(-1);
   const long in_service = static_cast<long>(down_.size()) - config_.spare_nodes;
-  long serving = 0;  // nodes that are neither held spares nor failed (drained ones count: they come back)
-  for (std::size_t n = 0; n < down_.size(); ++n) serving += (down_[n] == 0 && spare_[n] == 0) ? 1 : 0;
+  // Nodes neither failed nor held as spares (drained ones count: they come back). A held spare is
+  // never failed (a failing spare leaves the pool), so the two counts do not overlap.
+  const long serving = static_cast<long>(down_.size()) - nodes_down_ - static_cast<long>(spares_.size());
   if (config_.spare_nodes > 0 && static_cast<int>(spares_.size()) < config_.spare_nodes &&
       serving > in_service) {
     spare_[i] = 1;  // back to the spare pool (its replacement is already in service)
