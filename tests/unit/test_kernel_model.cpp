@@ -5,10 +5,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 
+#include "models/calibration/calibration.hpp"
 #include "models/kernel/kernel_model.hpp"
+#include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
@@ -347,4 +350,45 @@ TEST_CASE("kernel bf16 GEMM from an fp32 fit: catalog tensor-core peak x the fit
   nlohmann::json bad = to_json(cal);
   bad["tensor_core_efficiency"] = 1.5;
   CHECK_THROWS_AS(kernel_calibration_from_json(bad, "cal.json"), InputError);
+}
+
+TEST_CASE("kernel bf16 GEMMs from the fp32 calibration against measured vLLM bf16 layers (RTX 4090)") {
+  // Llama-3.1-8B's four GEMMs timed by vLLM 0.19 on one RTX 4090 (bf16, cuBLAS), 1-1,936 tokens:
+  // the shipped fp32 calibration predicts them as bf16 linears (nearest fit: A100) at the
+  // catalog's 165.2 TFLOP/s dense BF16 (FP32 accumulate).
+  test::require_shared("serving/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16/tp1/dense.csv");
+  const Calibration cal =
+      load_calibration(std::string(FLEETSIM_SOURCE_DIR) + "/models/calibrations/neusight-fp32.json");
+  const auto model = kernel_models().create("calibrated", cal.kernels);
+  const std::map<std::string, std::pair<long, long>> shapes = {{"qkv_proj", {4096, 6144}},
+                                                               {"o_proj", {4096, 4096}},
+                                                               {"gate_up_proj", {4096, 28672}},
+                                                               {"down_proj", {14336, 4096}}};
+  std::ifstream in(
+      test::shared_path("serving/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16/tp1/dense.csv"));
+  std::string line;
+  std::getline(in, line);
+  double err_large = 0, err_small = 0, bias_large = 0;
+  int n_large = 0, n_small = 0;
+  while (std::getline(in, line)) {
+    const auto c1 = line.find(','), c2 = line.find(',', c1 + 1);
+    const auto it = shapes.find(line.substr(0, c1));
+    if (it == shapes.end()) continue;
+    const long tokens = std::stol(line.substr(c1 + 1, c2 - c1 - 1));
+    const double measured = std::stod(line.substr(c2 + 1)) * 1e-6;
+    const KernelDesc k{"linear", DType::bf16, 1, tokens, it->second.second, it->second.first, 0};
+    const double r = model->predict(k, *find_gpu("RTX4090")).seconds / measured - 1;
+    (tokens >= 512 ? err_large : err_small) += std::abs(r);
+    if (tokens >= 512) bias_large += r;
+    ++(tokens >= 512 ? n_large : n_small);
+  }
+  REQUIRE(n_large > 0);
+  REQUIRE(n_small > 0);
+  MESSAGE("RTX 4090 bf16 GEMM MAPE: >= 512 tokens "
+          << 100 * err_large / n_large << "% (" << n_large << ", mean signed " << 100 * bias_large / n_large
+          << "%), < 512 tokens " << 100 * err_small / n_small << "% (" << n_small << ")");
+  // Measured 22.0% (all slow: the 4090 reaches its whole catalog BF16 peak, the A100 fp32 fit ~80% of
+  // FP32's) and 44.6%. Not fitted on these rows.
+  CHECK(err_large / n_large < 0.25);
+  CHECK(err_small / n_small < 0.5);
 }

@@ -67,7 +67,7 @@ TEST_CASE("llm-synthetic: the configured mix, sizes, tokens and arrival rate ove
   REQUIRE(jobs.size() == static_cast<std::size_t>(n));
   std::map<std::string, double> share;
   std::map<long, double> small_sizes;  // llama3-8b: 8, 16, 32, 64 GPUs
-  double small = 0;
+  double small = 0, small_tokens = 0;
   for (const JobSpec& j : jobs) {
     const LlmJobLayout l = layout(j);
     share[l.model] += 1.0 / n;
@@ -77,7 +77,7 @@ TEST_CASE("llm-synthetic: the configured mix, sizes, tokens and arrival rate ove
     CHECK(j.gpus <= 512);
     const double tokens = *j.steps * static_cast<double>(l.global_batch * l.seq);
     if (l.model == "llama3-8b") {
-      small += 1, small_sizes[j.gpus] += 1;
+      small += 1, small_sizes[j.gpus] += 1, small_tokens += tokens;
       CHECK(tokens >= 1e9);
       CHECK(tokens < 8e9 + static_cast<double>(l.global_batch * l.seq));  // ceil to whole steps
     }
@@ -94,6 +94,9 @@ TEST_CASE("llm-synthetic: the configured mix, sizes, tokens and arrival rate ove
     INFO("gpus " << (8 << k));
     CHECK(small_sizes[8L << k] / small == doctest::Approx(expect[k]).epsilon(0.02 / expect[k]));
   }
+  // Tokens log-uniform in [1, 8] B: mean (8 - 1) / ln 8 = 3.366 B (sd of the mean ~0.9%), plus half a
+  // step of rounding up (1 M tokens).
+  CHECK(small_tokens / small == doctest::Approx(7e9 / std::log(8.0) + 0.5 * 256 * 8192).epsilon(0.03));
   // Poisson arrivals: mean gap = 100 days / 20,000 jobs (sd of the mean ~0.7%).
   const double mean_gap = jobs.back().submit_s / static_cast<double>(n - 1);
   CHECK(mean_gap == doctest::Approx(100 * 86400.0 / n).epsilon(0.03));
