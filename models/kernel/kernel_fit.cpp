@@ -212,7 +212,10 @@ nlohmann::json to_json(const KernelCalibration& c) {
                        {"memory", std::move(memory)},
                        {"tables", std::move(tables)}});
   }
-  return {{"format", "fleetsim-kernel-calibration"}, {"version", 1}, {"devices", std::move(devices)}};
+  nlohmann::json out = {
+      {"format", "fleetsim-kernel-calibration"}, {"version", 1}, {"devices", std::move(devices)}};
+  if (c.tensor_core_efficiency != 1.0) out["tensor_core_efficiency"] = c.tensor_core_efficiency;
+  return out;
 }
 
 namespace {
@@ -257,6 +260,12 @@ KernelCalibration kernel_calibration_from_json(const nlohmann::json& j, const st
                      "not a kernel calibration (expected format 'fleetsim-kernel-calibration')");
   if (r.num(j, "version", "") != 1) throw InputError(file, 0, "version", "unsupported version (expected 1)");
   KernelCalibration c;
+  if (j.contains("tensor_core_efficiency")) {
+    const auto& e = j["tensor_core_efficiency"];
+    if (!e.is_number() || !(e.get<double>() > 0) || e.get<double>() > 1)
+      throw InputError(file, 0, "tensor_core_efficiency", "must be a number in (0, 1]");
+    c.tensor_core_efficiency = e.get<double>();
+  }
   const auto& devs = r.arr(j, "devices", "");
   for (std::size_t i = 0; i < devs.size(); ++i) {
     const std::string w = "devices[" + std::to_string(i) + "]";

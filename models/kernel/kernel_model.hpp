@@ -123,6 +123,10 @@ struct DeviceKernelCalibration {
 
 struct KernelCalibration {
   std::vector<DeviceKernelCalibration> devices;
+  /// GEMMs in a dtype without a fit of their own (bf16 from fp32 sweeps) run at the fit's roofline
+  /// efficiency times this factor (JSON "tensor_core_efficiency", optional, default 1; see
+  /// README "LLM training": 0.7 fits vTrain's A100 fp16 iterations, 1 the published H100 figures).
+  double tensor_core_efficiency = 1.0;
   const DeviceKernelCalibration* find(std::string_view device) const;
 };
 
@@ -131,7 +135,8 @@ struct KernelCalibration {
 KernelCalibration fit_kernels(const std::vector<KernelSample>& samples);
 /// Fits one GEMM (op, dtype) on `gpu` from its samples (exposed for tests).
 GemmFit fit_gemm(const std::vector<const KernelSample*>& rows, const GpuSpec& gpu);
-/// JSON layout: {"format": "fleetsim-kernel-calibration", "version": 1, "devices": [{"device",
+/// JSON layout: {"format": "fleetsim-kernel-calibration", "version": 1, optional
+/// "tensor_core_efficiency", "devices": [{"device",
 /// "spec": {name, fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops, memory_bw_gbs, sms,
 /// boost_clock_mhz}, "gemm": [{op, dtype, coef[8], samples, train_mape}], "memory": [{op, dtype,
 /// curve: to_json(MemoryCurve), samples, train_mape}], "tables": [{op, dtype, rows: [[b,m,n,k,h,s],...]}]}]}

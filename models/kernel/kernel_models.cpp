@@ -46,6 +46,30 @@ struct DeviceFits {
   std::array<std::array<int, 4>, 15> fit{};
 };
 
+/// Lowest roofline efficiency a transferred GEMM is given (a fit's tiny shapes can be far below).
+constexpr double kMinTransferEfficiency = 0.02;
+
+/// Seconds of GEMM `k` whose dtype the fit `g` was not measured in (a bf16 GEMM from an fp32 sweep):
+/// the fraction of its own roofline the fit attains for this shape on the device it was measured on
+/// (`home`, in the fit's dtype), applied to the roofline of the target (`spec`) in the kernel's
+/// dtype: tensor-core peak (peak_flops) and 2-byte elements for fp16/bf16. The fit's absolute terms
+/// (launch latency, per-wave overhead) were measured at the fit's dtype and would not shrink with
+/// the tensor-core peak, so they are not carried over as times. `tensor_core_efficiency` scales the
+/// result (KernelCalibration::tensor_core_efficiency).
+double transfer_dtype(const GemmFit& g, const KernelDesc& k, const GpuSpec& spec, const GpuSpec& home,
+                      double tensor_core_efficiency) {
+  KernelDesc measured = k;
+  measured.dtype = g.dtype;
+  const GpuSpec& at = home.memory_bw_gbs > 0 ? home : spec;
+  const auto x = gemm_features(measured, at);
+  double fitted = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) fitted += g.coef[j] * x[j];
+  const double ideal = roofline_seconds(measured, at);
+  const double efficiency =
+      fitted > 0 ? std::clamp(ideal / fitted, kMinTransferEfficiency, 1.0) : kMinTransferEfficiency;
+  return roofline_seconds(k, spec) / (efficiency * tensor_core_efficiency);
+}
+
 class CalibratedModel : public KernelModel {
  public:
   explicit CalibratedModel(const KernelCalibration& c) : cal_(c) {
@@ -76,7 +100,7 @@ class CalibratedModel : public KernelModel {
       const int exact = d.fit[static_cast<std::size_t>(op)][static_cast<std::size_t>(k.dtype)];
       if (exact >= 0) return {evaluate(d, exact, k, d.cal->spec), PredictionLabel::interpolated};
       if (const int other = any_fit(d, op); other >= 0)
-        return {evaluate(d, other, k, d.cal->spec), PredictionLabel::extrapolated};
+        return {evaluate(d, other, k, d.cal->spec, d.cal->spec), PredictionLabel::extrapolated};
     }
     // No fit for this device: the most similar calibrated device's fit, on this device's spec.
     const DeviceFits* best = nullptr;
@@ -93,7 +117,7 @@ class CalibratedModel : public KernelModel {
     const double ratio = best->cal->spec.memory_bw_gbs > 0 && gpu.memory_bw_gbs > 0
                              ? gpu.memory_bw_gbs / best->cal->spec.memory_bw_gbs
                              : 1.0;
-    return {evaluate(*best, idx, k, gpu, ratio), PredictionLabel::extrapolated};
+    return {evaluate(*best, idx, k, gpu, best->cal->spec, ratio), PredictionLabel::extrapolated};
   }
 
  private:
@@ -105,21 +129,31 @@ class CalibratedModel : public KernelModel {
     return -1;
   }
 
-  static double evaluate(const DeviceFits& d, int idx, const KernelDesc& k, const GpuSpec& spec,
-                         double bw_ratio = 1.0) {
+  /// `spec` is the target's spec; `home` the spec of the device the fit was measured on (used when
+  /// the kernel's dtype differs from the fit's, see transfer_dtype).
+  double evaluate(const DeviceFits& d, int idx, const KernelDesc& k, const GpuSpec& spec,
+                  const GpuSpec& home = GpuSpec{}, double bw_ratio = 1.0) const {
     const double floor = 0.5 * roofline_seconds(k, spec);
     if (k.is_gemm()) {
       const GemmFit& g = d.cal->gemm[static_cast<std::size_t>(idx)];
-      const auto x = gemm_features(k, spec);
-      double s = 0;
-      for (std::size_t j = 0; j < x.size(); ++j) s += g.coef[j] * x[j];
-      return std::max({s, floor, 1e-6});
+      if (g.dtype != k.dtype)
+        return std::max(
+            transfer_dtype(g, k, spec, home, k.dtype == DType::fp32 ? 1.0 : cal_.tensor_core_efficiency),
+            1e-6);
+      return std::max({gemm_fit_seconds(g, k, spec), floor, 1e-6});
     }
     const MemoryFit& m = d.cal->memory[static_cast<std::size_t>(idx)];
     const double row = static_cast<double>(k.h);
     const double t =
         bw_ratio == 1.0 ? m.curve.seconds(k.bytes(), row) : scaled(m.curve, bw_ratio).seconds(k.bytes(), row);
     return std::max({t, floor, 1e-6});
+  }
+
+  static double gemm_fit_seconds(const GemmFit& g, const KernelDesc& k, const GpuSpec& spec) {
+    const auto x = gemm_features(k, spec);
+    double s = 0;
+    for (std::size_t j = 0; j < x.size(); ++j) s += g.coef[j] * x[j];
+    return s;
   }
 
   KernelCalibration cal_;

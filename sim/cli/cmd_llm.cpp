@@ -128,11 +128,12 @@ int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::st
   j["overall"] = stats(all);
   for (const auto& [k, v] : by_source) j["by_source_gpu"][k] = stats(v);
   for (const auto& [k, v] : by_family) j["by_family"][k] = stats(v);
-  j["setup"] = {{"dtype", to_string(base.dtype)},        {"recompute", to_string(base.recompute)},
-                {"schedule", to_string(base.schedule)},  {"overlap_grad", base.overlap_grad},
-                {"kernel_model", a.kernel_model},        {"collective_model", a.collective_model},
-                {"calibration", a.calibration},          {"launch_floor_us", a.launch_floor_us},
-                {"host_overhead_ms", a.host_overhead_ms}};
+  j["setup"] = {
+      {"dtype", to_string(base.dtype)},         {"recompute", to_string(base.recompute)},
+      {"schedule", to_string(base.schedule)},   {"overlap_grad", base.overlap_grad},
+      {"kernel_model", a.kernel_model},         {"collective_model", a.collective_model},
+      {"calibration", a.calibration},           {"launch_floor_us", a.launch_floor_us},
+      {"host_overhead_ms", a.host_overhead_ms}, {"tensor_core_efficiency", a.tensor_core_efficiency}};
   j["skipped"] = nlohmann::json::array();
   for (const SkippedCase& k : skipped) j["skipped"].push_back({{"file", k.file}, {"reason", k.reason}});
   staging.open("summary.json") << j.dump(2) << "\n";

@@ -22,6 +22,9 @@ void add_common(CLI::App* app, CommonArgs& a) {
   app->add_option("--collective-model", a.collective_model, "calibrated | nccl-default");
   app->add_option("--launch-floor-us", a.launch_floor_us, "host time to launch one kernel, us");
   app->add_option("--host-overhead-ms", a.host_overhead_ms, "fixed per-iteration overhead, ms");
+  app->add_option(
+      "--tensor-core-efficiency", a.tensor_core_efficiency,
+      "fp16/bf16 GEMMs at this x the fp32 fits' efficiency, in (0, 1] (default: the calibration's, 1)");
 }
 
 void add_setup(CLI::App* app, SetupArgs& s) {
@@ -56,6 +59,11 @@ TrainingSetup to_setup(const SetupArgs& a) {
 Models make_models(const CommonArgs& a) {
   Models m;
   if (!a.calibration.empty()) *m.cal = load_calibration(a.calibration);
+  if (a.tensor_core_efficiency != 0) {
+    if (!(a.tensor_core_efficiency > 0 && a.tensor_core_efficiency <= 1))
+      throw InputError("", 0, "--tensor-core-efficiency", "must be in (0, 1]");
+    m.cal->kernels.tensor_core_efficiency = a.tensor_core_efficiency;
+  }
   m.kernels = kernel_models().create(a.kernel_model, m.cal->kernels, "", 0, "--kernel-model");
   CollectiveModelParams cp;
   cp.calibration = std::shared_ptr<const CollectiveCalibration>(m.cal, &m.cal->collectives);

