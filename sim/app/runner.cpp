@@ -110,6 +110,9 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     demands.insert(demands.end(), d.begin(), d.end());
   }
   ServiceReservations reservations(std::move(demands));
+  // A finished job's engine state is released (memory for the jobs in the system only), except for
+  // the failure hook, whose per-job report reads every job's record after the run.
+  parts.keep_finished = failures != nullptr;
   Simulation sim(std::move(parts));
   if (!specs.empty()) sim.attach(reservations);
   if (network) sim.attach(*network);
