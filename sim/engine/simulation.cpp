@@ -23,12 +23,9 @@ namespace fleetsim {
 
 SimulationResult Simulation::Impl::run() {
   engine_ = start_simgrid({.ptasks = hook_ != nullptr && hook_->needs_ptasks()});
-  platform_ = build_platform(parts_.cluster);
-  simgrid::s4u::Host* controller_host = nullptr;
-  for (const auto& n : platform_.nodes) {
-    controller_host = n.cpu != nullptr ? n.cpu : (n.gpus.empty() ? nullptr : n.gpus.front());
-    if (controller_host != nullptr) break;
-  }
+  // Only a fidelity hook (network, fabric) routes traffic over the cluster's hosts and links.
+  platform_ = hook_ != nullptr ? build_platform(parts_.cluster) : build_control_platform(parts_.cluster);
+  simgrid::s4u::Host* controller_host = platform_.control;
   if (controller_host == nullptr) throw InputError("", 0, "cluster", "the cluster has no hosts");
   if (hook_ != nullptr) hook_->attach(*this, platform_, parts_.jobs.size());
   for (auto* ch : cluster_hooks_) ch->attach(*this, parts_.jobs.size());
