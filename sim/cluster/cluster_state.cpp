@@ -121,21 +121,6 @@ bool ClusterState::fits_node(int n, const Request& r) const {
   return fits_part(n, r, r.gpus);
 }
 
-int ClusterState::usable_whole(int n, const Request& r) const {
-  const Node& node = nodes_[n];
-  if (node.type < 0 || (r.types & (TypeMask{1} << node.type)) == 0) return 0;
-  int g = node.free_whole;
-  if (r.gpus > 0 && r.cpu_milli > 0) {
-    const double per = r.cpu_milli / r.gpus;
-    g = std::min(g, static_cast<int>((node.cpu_free + kEps) / per));
-  }
-  if (r.gpus > 0 && r.memory_mib > 0) {
-    const double per = r.memory_mib / r.gpus;
-    g = std::min(g, static_cast<int>((node.mem_free + kEps) / per));
-  }
-  return std::max(g, 0);
-}
-
 int ClusterState::descend(int idx, int lo, int hi, const Request& r, int from) const {
   if (hi <= from || lo >= node_count()) return -1;
   if (!agg_may_fit(tree_[idx], r)) return -1;

@@ -2,6 +2,7 @@
 // ClusterState: which GPU (share), CPU and memory of which node is free. Pure bookkeeping, no
 // SimGrid, so placement policies and tests can use it alone. Queries used on every scheduling
 // attempt are O(1) or O(log nodes) (a segment tree of per-node maxima).
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -79,8 +80,19 @@ class ClusterState {
   bool fits_node(int n, const Request& r) const;
   /// Could node n host `gpus` GPUs of request r (and the matching CPU/memory share)?
   bool fits_part(int n, const Request& r, int gpus) const;
-  /// Whole free GPUs on n usable by r given its CPU/memory share per GPU.
-  int usable_whole(int n, const Request& r) const;
+  /// Whole free GPUs on n usable by r given its CPU/memory share per GPU. Inline: placers call it
+  /// for every node when they spread a job.
+  int usable_whole(int n, const Request& r) const {
+    constexpr double kSlack = 1e-9;
+    const Node& node = nodes_[static_cast<std::size_t>(n)];
+    if (node.free_whole == 0 || node.type < 0 || (r.types & (TypeMask{1} << node.type)) == 0) return 0;
+    int g = node.free_whole;
+    if (r.gpus > 0 && r.cpu_milli > 0)
+      g = std::min(g, static_cast<int>((node.cpu_free + kSlack) / (r.cpu_milli / r.gpus)));
+    if (r.gpus > 0 && r.memory_mib > 0)
+      g = std::min(g, static_cast<int>((node.mem_free + kSlack) / (r.memory_mib / r.gpus)));
+    return std::max(g, 0);
+  }
   /// First node >= from (in node order) that fits_node(r), or -1. O(log n) typical.
   int first_fit_node(const Request& r, int from = 0) const;
   /// Best fit: the fitting node left with the least free GPU capacity after placing r (ties: lowest
