@@ -36,6 +36,12 @@ std::string Staging::path(const std::string& name) {
   return (dir_ / name).string();
 }
 
+void Staging::discard(const std::string& name) {
+  std::error_code ec;
+  fs::remove(dir_ / name, ec);
+  names_.erase(std::remove(names_.begin(), names_.end(), name), names_.end());
+}
+
 void Staging::commit(const std::vector<std::string>& known_outputs) {
   for (const auto& k : known_outputs) {
     if (std::find(names_.begin(), names_.end(), k) == names_.end()) {

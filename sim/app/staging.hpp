@@ -21,6 +21,8 @@ class Staging {
   std::ofstream open(const std::string& name);
   /// The staging path for output `name`, for writers that take a path; staged until commit().
   std::string path(const std::string& name);
+  /// Removes staged output `name` (a scratch file): it will not be moved into place.
+  void discard(const std::string& name);
   /// Moves every staged file into the output folder; removes those of `known_outputs` not written.
   void commit(const std::vector<std::string>& known_outputs = {});
 

@@ -40,6 +40,7 @@ ClusterState::ClusterState(const ClusterSpec& spec) : spec_(spec) {
   total_by_type_.assign(free_whole_by_type_.begin(), free_whole_by_type_.end());
   while (leaves_size_ < static_cast<int>(nodes_.size())) leaves_size_ *= 2;
   tree_.assign(static_cast<std::size_t>(2 * leaves_size_), Agg{});
+  by_free_.resize(type_names_.size() + 1);
   for (int i = 0; i < node_count(); ++i) update_node(i);
 }
 
@@ -60,7 +61,15 @@ void ClusterState::refresh_node_max(Node& node) {
 }
 
 void ClusterState::update_node(int n) {
-  const Node& node = nodes_[n];
+  Node& node = nodes_[n];
+  int free = 0;
+  for (int f : node.gpu_free) free += f;
+  if (free != node.free_milli) {
+    auto& index = by_free_[node.type >= 0 ? static_cast<std::size_t>(node.type) : type_names_.size()];
+    if (node.free_milli >= 0) index.erase({node.free_milli, n});
+    index.insert({free, n});
+    node.free_milli = free;
+  }
   int i = n + leaves_size_;
   Agg& a = tree_[i];
   a.max_whole = node.free_whole;
@@ -78,12 +87,6 @@ void ClusterState::update_node(int n) {
     p.max_mem = std::max(l.max_mem, r.max_mem);
     p.types = l.types | r.types;
   }
-}
-
-int ClusterState::free_milli(int n) const {
-  int sum = 0;
-  for (int f : nodes_[n].gpu_free) sum += f;
-  return sum;
 }
 
 int ClusterState::free_whole_of(TypeMask types) const {
@@ -118,21 +121,6 @@ bool ClusterState::fits_node(int n, const Request& r) const {
   return fits_part(n, r, r.gpus);
 }
 
-int ClusterState::usable_whole(int n, const Request& r) const {
-  const Node& node = nodes_[n];
-  if (node.type < 0 || (r.types & (TypeMask{1} << node.type)) == 0) return 0;
-  int g = node.free_whole;
-  if (r.gpus > 0 && r.cpu_milli > 0) {
-    const double per = r.cpu_milli / r.gpus;
-    g = std::min(g, static_cast<int>((node.cpu_free + kEps) / per));
-  }
-  if (r.gpus > 0 && r.memory_mib > 0) {
-    const double per = r.memory_mib / r.gpus;
-    g = std::min(g, static_cast<int>((node.mem_free + kEps) / per));
-  }
-  return std::max(g, 0);
-}
-
 int ClusterState::descend(int idx, int lo, int hi, const Request& r, int from) const {
   if (hi <= from || lo >= node_count()) return -1;
   if (!agg_may_fit(tree_[idx], r)) return -1;
@@ -146,6 +134,23 @@ int ClusterState::descend(int idx, int lo, int hi, const Request& r, int from) c
 int ClusterState::first_fit_node(const Request& r, int from) const {
   if (nodes_.empty()) return -1;
   return descend(1, 0, leaves_size_, r, from);
+}
+
+int ClusterState::best_fit_node(const Request& r) const {
+  const int need = r.gpus > 0 ? r.gpus * r.milli : 0;
+  std::pair<int, int> best{-1, -1};  // (free milli, node)
+  for (std::size_t t = 0; t < by_free_.size(); ++t) {
+    const bool gpu_less = t == type_names_.size();
+    if (r.gpus > 0 && (gpu_less || (r.types & (TypeMask{1} << t)) == 0)) continue;
+    const auto& index = by_free_[t];
+    for (auto it = index.lower_bound({need, -1}); it != index.end(); ++it) {
+      if (best.second >= 0 && *it > best) break;  // another type already fits tighter
+      if (!fits_node(it->second, r)) continue;
+      best = *it;
+      break;
+    }
+  }
+  return best.second;
 }
 
 bool ClusterState::ever_fits(const Request& r, std::string& why) const {

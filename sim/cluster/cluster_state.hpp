@@ -2,8 +2,11 @@
 // ClusterState: which GPU (share), CPU and memory of which node is free. Pure bookkeeping, no
 // SimGrid, so placement policies and tests can use it alone. Queries used on every scheduling
 // attempt are O(1) or O(log nodes) (a segment tree of per-node maxima).
+#include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/platform/cluster_spec.hpp"
@@ -65,7 +68,7 @@ class ClusterState {
   int free_whole(int n) const { return nodes_[n].free_whole; }
   int gpu_free_milli(int n, int g) const { return nodes_[n].gpu_free[g]; }
   /// Free GPU capacity of node n, thousandths of a GPU summed over its GPUs.
-  int free_milli(int n) const;
+  int free_milli(int n) const { return nodes_[n].free_milli; }
   double cpu_free(int n) const { return nodes_[n].cpu_free; }
   double mem_free(int n) const { return nodes_[n].mem_free; }
   /// Sum over all GPUs of allocated thousandths.
@@ -77,10 +80,25 @@ class ClusterState {
   bool fits_node(int n, const Request& r) const;
   /// Could node n host `gpus` GPUs of request r (and the matching CPU/memory share)?
   bool fits_part(int n, const Request& r, int gpus) const;
-  /// Whole free GPUs on n usable by r given its CPU/memory share per GPU.
-  int usable_whole(int n, const Request& r) const;
+  /// Whole free GPUs on n usable by r given its CPU/memory share per GPU. Inline: placers call it
+  /// for every node when they spread a job.
+  int usable_whole(int n, const Request& r) const {
+    constexpr double kSlack = 1e-9;
+    const Node& node = nodes_[static_cast<std::size_t>(n)];
+    if (node.free_whole == 0 || node.type < 0 || (r.types & (TypeMask{1} << node.type)) == 0) return 0;
+    int g = node.free_whole;
+    if (r.gpus > 0 && r.cpu_milli > 0)
+      g = std::min(g, static_cast<int>((node.cpu_free + kSlack) / (r.cpu_milli / r.gpus)));
+    if (r.gpus > 0 && r.memory_mib > 0)
+      g = std::min(g, static_cast<int>((node.mem_free + kSlack) / (r.memory_mib / r.gpus)));
+    return std::max(g, 0);
+  }
   /// First node >= from (in node order) that fits_node(r), or -1. O(log n) typical.
   int first_fit_node(const Request& r, int from = 0) const;
+  /// Best fit: the fitting node left with the least free GPU capacity after placing r (ties: lowest
+  /// index), or -1. O(log n) typical: nodes are kept ordered by free capacity within each GPU type,
+  /// and the first fitting node from r's need upwards is the answer.
+  int best_fit_node(const Request& r) const;
   /// Could the request ever fit an empty cluster? If not, `why` says which resource is short.
   bool ever_fits(const Request& r, std::string& why) const;
 
@@ -108,6 +126,7 @@ class ClusterState {
     std::vector<int> gpu_free;  ///< free thousandths per GPU
     int free_whole = 0;
     int max_gpu_free = 0;
+    int free_milli = -1;  ///< sum of gpu_free (-1 before the node is first indexed)
     double cpu_free = 0;
     double mem_free = 0;
     int type = -1;
@@ -148,6 +167,8 @@ class ClusterState {
   std::vector<std::string> type_names_;
   std::vector<int> free_whole_by_type_;
   std::vector<Agg> tree_;
+  /// Per GPU type (last: nodes without GPUs), the nodes ordered by (free milli, index).
+  std::vector<std::set<std::pair<int, int>>> by_free_;
   int leaves_size_ = 1;
   int total_gpus_ = 0;
   long long used_milli_ = 0;

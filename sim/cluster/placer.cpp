@@ -26,20 +26,6 @@ std::optional<Allocation> spread_in_order(const Request& r, const ClusterState& 
   return a;
 }
 
-int best_fit_node(const Request& r, const ClusterState& s) {
-  int best = -1;
-  long long best_left = 0;
-  for (int n = s.first_fit_node(r); n >= 0; n = s.first_fit_node(r, n + 1)) {
-    const long long left = s.free_milli(n) - static_cast<long long>(r.gpus) * r.milli;
-    if (best < 0 || left < best_left) {
-      best = n;
-      best_left = left;
-    }
-    if (best_left <= 0) break;  // nothing can fit tighter
-  }
-  return best;
-}
-
 Allocation on_node(const Request& r, const ClusterState& s, int n) {
   Allocation a;
   s.pick_on_node(n, r, r.gpus, a);

@@ -54,10 +54,6 @@ auto best_node(const Request& r, const ClusterState& s, Score score) -> std::pai
   return best;
 }
 
-/// Best fit: the fitting node left with the least free GPU capacity after placing r (ties: lowest
-/// index), or -1. Stops early at a perfect fit.
-int best_fit_node(const Request& r, const ClusterState& s);
-
 /// All of r on node n (GPUs chosen by ClusterState::pick_on_node). Precondition: fits_node(n, r).
 Allocation on_node(const Request& r, const ClusterState& s, int n);
 /// r's single share on GPU g of node n (a placer that chose the GPU itself).

@@ -17,7 +17,7 @@ Colocation::Colocation(const ClusterState& state) {
 std::vector<JobId> Colocation::add(JobId id, const Allocation& a) {
   std::vector<JobId> touched;
   for (const auto& s : a.slots) {
-    if (s.gpu < 0) continue;
+    if (s.gpu < 0 || s.milli >= 1000) continue;  // a whole GPU is never shared
     auto& occ = occupants_[index(s)];
     touched.insert(touched.end(), occ.begin(), occ.end());
     occ.push_back(id);
@@ -30,7 +30,7 @@ std::vector<JobId> Colocation::add(JobId id, const Allocation& a) {
 std::vector<JobId> Colocation::remove(JobId id, const Allocation& a) {
   std::vector<JobId> touched;
   for (const auto& s : a.slots) {
-    if (s.gpu < 0) continue;
+    if (s.gpu < 0 || s.milli >= 1000) continue;
     auto& occ = occupants_[index(s)];
     occ.erase(std::remove(occ.begin(), occ.end(), id), occ.end());
     touched.insert(touched.end(), occ.begin(), occ.end());

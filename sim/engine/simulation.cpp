@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <stdexcept>
+#include <string>
 #include <unordered_set>
 
 #include "sim/engine/colocation.hpp"
@@ -21,12 +23,9 @@ namespace fleetsim {
 
 SimulationResult Simulation::Impl::run() {
   engine_ = start_simgrid({.ptasks = hook_ != nullptr && hook_->needs_ptasks()});
-  platform_ = build_platform(parts_.cluster);
-  simgrid::s4u::Host* controller_host = nullptr;
-  for (const auto& n : platform_.nodes) {
-    controller_host = n.cpu != nullptr ? n.cpu : (n.gpus.empty() ? nullptr : n.gpus.front());
-    if (controller_host != nullptr) break;
-  }
+  // Only a fidelity hook (network, fabric) routes traffic over the cluster's hosts and links.
+  platform_ = hook_ != nullptr ? build_platform(parts_.cluster) : build_control_platform(parts_.cluster);
+  simgrid::s4u::Host* controller_host = platform_.control;
   if (controller_host == nullptr) throw InputError("", 0, "cluster", "the cluster has no hosts");
   if (hook_ != nullptr) hook_->attach(*this, platform_, parts_.jobs.size());
   for (auto* ch : cluster_hooks_) ch->attach(*this, parts_.jobs.size());
@@ -41,9 +40,7 @@ SimulationResult Simulation::Impl::run() {
 }
 
 bool Simulation::Impl::start_with(JobId id, const Request& r) {
-  const auto i = at(id);
-  Execution& run = runs_[i];
-  if (run.running_index >= 0) return true;
+  if (live(id).run.running_index >= 0) return true;
   const RequestKey key{r.gpus, r.milli, r.types, r.cpu_milli, r.memory_mib, r.single_node};
   if (failed_.count(key) > 0) return false;
   auto alloc = parts_.placer->place(r, state_);
@@ -56,8 +53,9 @@ bool Simulation::Impl::start_with(JobId id, const Request& r) {
 
 bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation alloc) {
   const auto i = at(id);
-  Execution& run = runs_[i];
-  JobRecord& rec = records_[i];
+  Live& l = live(id);
+  Execution& run = l.run;
+  JobRecord& rec = l.record;
   const JobSpec& spec = parts_.jobs[i];
   const PlacementSummary where = summarize(r, alloc);
   std::string why;
@@ -94,13 +92,12 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
     run.overhead_left = parts_.start_overhead_s;
   }
   rec.wasted_gpu_s += run.overhead_left * rec.gpus;
-  allocations_[i] = std::move(alloc);
+  l.alloc = std::move(alloc);
   run.running_index = static_cast<int>(running_.size());
   running_.push_back(id);
-  const auto neighbours = coloc_.add(id, allocations_[i]);
+  const auto neighbours = coloc_.add(id, l.alloc);
   if (!neighbours.empty())
-    run.coloc_speed =
-        coloc_.speed(id, allocations_[i], [this](JobId a, JobId b) { return pair_speed(a, b); });
+    run.coloc_speed = coloc_.speed(id, l.alloc, [this](JobId a, JobId b) { return pair_speed(a, b); });
   run.held = false;
   run.target = 1;
   for (auto* ch : cluster_hooks_) ch->on_start(id, where);
@@ -112,14 +109,14 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
 }
 
 void Simulation::Impl::leave(JobId id) {
-  const auto i = at(id);
   if (hook_ != nullptr) hook_->on_leave(id);
   for (auto* ch : cluster_hooks_) ch->on_leave(id);
-  runs_[i].held = false;
-  runs_[i].target = 1;
-  state_.release(allocations_[i]);
-  const auto neighbours = coloc_.remove(id, allocations_[i]);
-  allocations_[i] = Allocation{};
+  Live& l = live(id);
+  l.run.held = false;
+  l.run.target = 1;
+  state_.release(l.alloc);
+  const auto neighbours = coloc_.remove(id, l.alloc);
+  l.alloc = Allocation{};
   remove_running(id);
   refresh_colocation(neighbours);
   failed_.clear();
@@ -128,9 +125,7 @@ void Simulation::Impl::leave(JobId id) {
 void Simulation::Impl::prepare() {
   const auto n = parts_.jobs.size();
   requests_.reserve(n);
-  records_.resize(n);
-  allocations_.resize(n);
-  runs_.resize(n);
+  slot_of_.assign(n, -1);
   estimates_.assign(n, -1.0);
   runnable_.assign(n, 1);
   result_.jobs = static_cast<long>(n);
@@ -138,10 +133,6 @@ void Simulation::Impl::prepare() {
   for (std::size_t i = 0; i < n; ++i) {
     const JobSpec& j = parts_.jobs[i];
     requests_.push_back(make_request(j, state_, parts_.trace_file));
-    JobRecord& rec = records_[i];
-    rec.spec = &j;
-    rec.index = static_cast<int>(i);
-    rec.submit_s = j.submit_s;
     if (j.gpus == 0) has_cpu_only_ = true;
     std::string why;
     if (!state_.ever_fits(requests_.back(), why) || !parts_.job_model->can_time(j, why)) {
@@ -169,8 +160,7 @@ void Simulation::Impl::control_loop() {
   while (true) {
     while (next_arrival_ < n && runnable_[next_arrival_] == 0) ++next_arrival_;
     // Drop stale phase ends (preempted or re-timed jobs) at the top of the heap.
-    while (!events_.empty() && events_.top().job >= 0 &&
-           events_.top().epoch != runs_[at(events_.top().job)].epoch)
+    while (!events_.empty() && events_.top().job >= 0 && !current(events_.top().job, events_.top().epoch))
       events_.pop();
     double t = kInf;
     if (next_arrival_ < n) t = parts_.jobs[next_arrival_].submit_s;
@@ -181,14 +171,15 @@ void Simulation::Impl::control_loop() {
     while (!events_.empty() && events_.top().time <= now_) {
       const Event e = events_.top();
       events_.pop();
-      if (e.job >= 0 && e.epoch == runs_[at(e.job)].epoch) phase_end(e.job);
+      if (e.job >= 0 && current(e.job, e.epoch)) phase_end(e.job);
     }
     for (auto* ch : cluster_hooks_)
       while (ch->next_event_s() <= now_) ch->on_event();
     while (next_arrival_ < n && parts_.jobs[next_arrival_].submit_s <= now_) {
       if (runnable_[next_arrival_] != 0) {
+        arrive(static_cast<JobId>(next_arrival_));
         parts_.scheduler->enqueue(static_cast<JobId>(next_arrival_), *this);
-        for (auto* o : observers_) o->on_job_submitted(records_[next_arrival_]);
+        for (auto* o : observers_) o->on_job_submitted(live(static_cast<JobId>(next_arrival_)).record);
       }
       ++next_arrival_;
     }
@@ -205,7 +196,9 @@ void Simulation::Impl::control_loop() {
   // Jobs still queued with nothing running can never start (e.g. CPU/memory spread).
   if (parts_.scheduler->queued() > 0) {
     for (std::size_t i = 0; i < n; ++i) {
-      if (runnable_[i] != 0 && records_[i].end_s < 0 && runs_[i].running_index < 0)
+      const std::int32_t k = slot_of_[i];  // live: arrived and not finished
+      if (k >= 0 && pool_[static_cast<std::size_t>(k)].record.end_s < 0 &&
+          pool_[static_cast<std::size_t>(k)].run.running_index < 0)
         skip(parts_.jobs[i], "could not be placed even on the otherwise idle cluster");
     }
   }
@@ -214,26 +207,59 @@ void Simulation::Impl::control_loop() {
 void Simulation::Impl::finish(JobId id) {
   advance(id);
   leave(id);
-  JobRecord& rec = records_[at(id)];
+  JobRecord& rec = live(id).record;
   rec.end_s = now_;
   ++result_.completed;
   parts_.scheduler->finished(id);
   for (auto* ch : cluster_hooks_) ch->on_finish(id);
   for (auto* o : observers_) o->on_job_finished(rec);
+  release(id);
+}
+
+void Simulation::Impl::arrive(JobId id) {
+  std::size_t k = pool_.size();
+  if (free_.empty()) {
+    pool_.emplace_back();
+  } else {
+    k = static_cast<std::size_t>(free_.back());
+    free_.pop_back();
+    pool_[k] = Live{};
+  }
+  slot_of_[at(id)] = static_cast<std::int32_t>(k);
+  JobRecord& rec = pool_[k].record;
+  const JobSpec& j = parts_.jobs[at(id)];
+  rec.spec = &j;
+  rec.index = static_cast<int>(id);
+  rec.submit_s = j.submit_s;
+}
+
+void Simulation::Impl::release(JobId id) {
+  if (parts_.keep_finished) return;
+  free_.push_back(slot_of_[at(id)]);
+  slot_of_[at(id)] = -1;
+}
+
+void Simulation::Impl::throw_not_live(JobId id) const {
+  throw std::logic_error("job " + std::to_string(id) +
+                         (at(id) < slot_of_.size()
+                              ? " has not arrived or has finished (its state is released)"
+                              : " is not a job of the trace"));
 }
 
 void Simulation::Impl::preempt(JobId id) {
-  Execution& run = runs_[at(id)];
+  Live& l = live(id);
+  Execution& run = l.run;
   if (run.running_index < 0) return;
   advance(id);
   leave(id);
   run.preempted_at = now_;
   ++run.epoch;  // its phase-end event is now stale
-  for (auto* o : observers_) o->on_job_preempted(records_[at(id)]);
+  for (auto* o : observers_) o->on_job_preempted(l.record);
 }
 
 void Simulation::Impl::interrupt(JobId id, double done, double overhead_s) {
-  Execution& run = runs_[at(id)];
+  Live& l = live(id);
+  Execution& run = l.run;
   if (run.running_index < 0) return;
   advance(id);
   leave(id);
@@ -241,7 +267,7 @@ void Simulation::Impl::interrupt(JobId id, double done, double overhead_s) {
   run.preempted_at = now_;
   run.pending_overhead = std::max(0.0, overhead_s);
   ++run.epoch;  // its phase-end event is now stale
-  for (auto* o : observers_) o->on_job_preempted(records_[at(id)]);
+  for (auto* o : observers_) o->on_job_preempted(l.record);
   parts_.scheduler->interrupted(id, *this);
 }
 Simulation::Simulation(SimulationParts parts) : impl_(std::make_unique<Impl>(std::move(parts))) {}

@@ -34,6 +34,10 @@ struct SimulationParts {
   double restart_s_per_gb = 0;     ///< plus s per GB of model state
   double state_gb_per_gpu = 0;     ///< model state per GPU, GB
   double colocation_slowdown = 1;  ///< speed factor per co-located job where the model has no pair rate
+  /// Keep every finished job's record, execution state and allocation until the end (for hooks
+  /// that read them after the run, e.g. failures' per-job report). Off: a finished job's state is
+  /// released and only the jobs in the system take memory; asking for a finished job is an error.
+  bool keep_finished = true;
 };
 
 struct SimulationResult {

@@ -4,6 +4,8 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <queue>
 #include <string>
@@ -86,11 +88,14 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
   // --- JobClock (for the execution hook) and Launcher
   const JobModel& job_model() const override { return *parts_.job_model; }
-  const Allocation& allocation(JobId id) const override { return allocations_[at(id)]; }
-  Execution& execution(JobId id) override { return runs_[at(id)]; }
-  JobRecord& record(JobId id) override { return records_[at(id)]; }
+  const Allocation& allocation(JobId id) const override { return live(id).alloc; }
+  Execution& execution(JobId id) override { return live(id).run; }
+  JobRecord& record(JobId id) override { return live(id).record; }
 
-  void advance(JobId id) override { advance_to(runs_[at(id)], now_, records_[at(id)].gpus); }
+  void advance(JobId id) override {
+    Live& l = live(id);
+    advance_to(l.run, now_, l.record.gpus);
+  }
 
   void reschedule(JobId id) override;
 
@@ -98,6 +103,34 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
  private:
   static std::size_t at(JobId id) { return static_cast<std::size_t>(id); }
+
+  /// The state of a job from its arrival to its end. Jobs get a slot of pool_ when they arrive;
+  /// unless parts_.keep_finished, a finished job's slot is reused, so this state takes memory for
+  /// the jobs in the system only, not for the whole trace (issue 17: 10M-job traces).
+  struct Live {
+    JobRecord record;
+    Execution run;
+    Allocation alloc;
+  };
+  /// Live state of job `id`; a job that has not arrived or whose state was released is a bug of the
+  /// caller (a policy or hook that kept a finished job): std::logic_error.
+  Live& live(JobId id) { return pool_[slot(id)]; }
+  const Live& live(JobId id) const { return pool_[slot(id)]; }
+  std::size_t slot(JobId id) const {
+    const std::int32_t s = slot_of_[at(id)];
+    if (s < 0) throw_not_live(id);
+    return static_cast<std::size_t>(s);
+  }
+  [[noreturn]] void throw_not_live(JobId id) const;
+  /// A phase end of job `id` with this epoch is current (the job is live and was not re-timed).
+  bool current(JobId id, int epoch) const {
+    const std::int32_t s = slot_of_[at(id)];
+    return s >= 0 && pool_[static_cast<std::size_t>(s)].run.epoch == epoch;
+  }
+  /// Job `id` arrives: a slot with a fresh record.
+  void arrive(JobId id);
+  /// Job `id` finished: its slot is reused (unless parts_.keep_finished).
+  void release(JobId id);
 
   /// Place and start job `id` with request `r` (its own, or narrowed to one GPU type).
   bool start_with(JobId id, const Request& r);
@@ -146,9 +179,9 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   std::vector<ClusterHook*> cluster_hooks_;
   std::vector<SimObserver*> observers_;
   std::vector<Request> requests_;
-  std::vector<JobRecord> records_;
-  std::vector<Allocation> allocations_;
-  std::vector<Execution> runs_;
+  std::deque<Live> pool_;              ///< stable addresses: records are handed out by reference
+  std::vector<std::int32_t> free_;     ///< released slots of pool_
+  std::vector<std::int32_t> slot_of_;  ///< per job of the trace: its slot, -1 before arrival / after release
   mutable std::vector<double> estimates_;
   std::vector<char> runnable_;
   std::vector<JobId> running_;

@@ -8,8 +8,9 @@
 namespace fleetsim {
 
 JobProgress Simulation::Impl::progress(JobId id) const {
-  const Execution& run = runs_[at(id)];
-  const JobRecord& rec = records_[at(id)];
+  const Live& l = live(id);
+  const Execution& run = l.run;
+  const JobRecord& rec = l.record;
   JobProgress p;
   p.running = run.running_index >= 0;
   p.first_start_s = rec.start_s;
@@ -62,7 +63,7 @@ std::optional<double> Simulation::Impl::estimated_runtime_on(JobId id, int gpu_t
 std::vector<JobId> Simulation::Impl::jobs_on_node(int n) const {
   std::vector<JobId> out;
   for (JobId id : running_)
-    for (const auto& slot : allocations_[at(id)].slots)
+    for (const auto& slot : live(id).alloc.slots)
       if (slot.node == n) {
         out.push_back(id);
         break;
@@ -73,10 +74,9 @@ std::vector<JobId> Simulation::Impl::jobs_on_node(int n) const {
 
 void Simulation::Impl::refresh_colocation(const std::vector<JobId>& jobs) {
   for (JobId j : jobs) {
-    Execution& run = runs_[at(j)];
+    Execution& run = live(j).run;
     if (run.running_index < 0) continue;
-    const double c =
-        coloc_.speed(j, allocations_[at(j)], [this](JobId a, JobId b) { return pair_speed(a, b); });
+    const double c = coloc_.speed(j, live(j).alloc, [this](JobId a, JobId b) { return pair_speed(a, b); });
     if (c == run.coloc_speed) continue;
     advance(j);
     run.coloc_speed = c;
@@ -116,7 +116,7 @@ PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation&
 
 double Simulation::Impl::pair_speed(JobId a, JobId b) const {
   const auto v =
-      parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], records_[at(a)].gpu_type);
+      parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], live(a).record.gpu_type);
   return v ? *v : parts_.colocation_slowdown;
 }
 
@@ -127,7 +127,7 @@ void Simulation::Impl::node_up(int n) {
 }
 
 void Simulation::Impl::set_speed(JobId id, double speed) {
-  Execution& run = runs_[at(id)];
+  Execution& run = live(id).run;
   if (run.running_index < 0 || !(speed > 0) || speed == run.policy_speed) return;
   advance(id);
   run.policy_speed = speed;
@@ -158,7 +158,7 @@ bool Simulation::Impl::try_start_scaled(JobId id, int gpus) {
 
 bool Simulation::Impl::try_start_at(JobId id, const std::vector<NodeGpus>& where) {
   const Request& full = requests_[at(id)];
-  if (runs_[at(id)].running_index >= 0) return true;
+  if (live(id).run.running_index >= 0) return true;
   if (full.gpus <= 0 || !full.whole() || where.empty()) return false;
   int gpus = 0;
   for (const auto& w : where) gpus += w.gpus;
@@ -182,7 +182,7 @@ bool Simulation::Impl::try_start_at(JobId id, const std::vector<NodeGpus>& where
 }
 
 void Simulation::Impl::set_progress_rate(JobId id, double rate) {
-  Execution& run = runs_[at(id)];
+  Execution& run = live(id).run;
   if (run.running_index < 0 || !(rate > 0) || !std::isfinite(rate)) return;
   advance(id);
   run.runtime = 1.0 / rate;
@@ -216,7 +216,7 @@ int Simulation::Impl::max_gpus(JobId id) const {
 }
 
 void Simulation::Impl::reschedule(JobId id) {
-  Execution& run = runs_[at(id)];
+  Execution& run = live(id).run;
   ++run.epoch;
   const double t = phase_end_time(run);
   if (std::isfinite(t)) events_.push({t, seq_++, id, run.epoch});
@@ -228,11 +228,11 @@ void Simulation::Impl::phase_end(JobId id) {
 }
 
 void Simulation::Impl::remove_running(JobId id) {
-  Execution& run = runs_[at(id)];
+  Execution& run = live(id).run;
   const int pos = run.running_index;
   const JobId last = running_.back();
   running_[static_cast<std::size_t>(pos)] = last;
-  runs_[at(last)].running_index = pos;
+  live(last).run.running_index = pos;
   running_.pop_back();
   run.running_index = -1;
 }

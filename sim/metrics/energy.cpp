@@ -63,17 +63,18 @@ EnergyObserver::EnergyObserver(const PowerConfig& config, const ClusterSpec& clu
 // one before the change, so changes wait in `pending` until the instant's sample integrates up to it.
 void EnergyObserver::change(const JobRecord& job, double sign) {
   if (job.gpus <= 0) return;
-  std::string type = job.gpu_type;
+  TypePower* type = nullptr;
   if (sign > 0) {
+    const auto it = types_.find(job.gpu_type);
+    if (it != types_.end()) type = &it->second;
     running_type_[job.index] = type;
   } else {
-    auto it = running_type_.find(job.index);
+    const auto it = running_type_.find(job.index);
     if (it == running_type_.end()) return;
     type = it->second;
     running_type_.erase(it);
   }
-  auto it = types_.find(type);
-  if (it != types_.end()) it->second.pending += sign * job.gpus;
+  if (type != nullptr) type->pending += sign * job.gpus;
 }
 
 void EnergyObserver::on_job_started(const JobRecord& job) {

@@ -25,6 +25,7 @@
 // same piecewise-constant integral exactly from the job events, for any fidelity.
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "sim/engine/observer.hpp"
 #include "sim/platform/cluster_spec.hpp"
@@ -83,9 +84,10 @@ class EnergyObserver final : public SimObserver {
 
   PowerConfig config_;
   std::map<std::string, TypePower> types_;
-  std::map<int, std::string> running_type_;  ///< job index -> GPU type it holds
-  double static_w_ = 0;                      ///< node base + network power, W
-  double link_w_ = 0;                        ///< network part of static_w_, W
+  /// Job index -> the GPU type it holds (an entry of types_; null: a type without power figures).
+  std::unordered_map<int, TypePower*> running_type_;
+  double static_w_ = 0;  ///< node base + network power, W
+  double link_w_ = 0;    ///< network part of static_w_, W
   int nodes_ = 0;
   double start_s_ = -1;  ///< first sample instant (-1: none yet)
   double last_s_ = 0;

@@ -23,30 +23,18 @@ void FairnessObserver::on_job_finished(const JobRecord& job) {
   const double n_avg = std::max(1.0, (integral_to(job.end_s) - submit_integral_[i]) / jct);
   const double share = total_gpus_ > 0 ? job.gpus * n_avg / total_gpus_ : 0.0;  // gpus / (C / N)
   const double independent = job.alone_s * std::max(1.0, share);
-  rho_.push_back(jct / independent);
+  const double rho = jct / independent;
+  rho_max_ = rated_ == 0 ? rho : std::max(rho_max_, rho);
+  rho_sum_ += rho;
+  // A job that ran alone at once has rho = 1 up to rounding: do not count it as above.
+  if (rho > 1.0 + 1e-9) ++above_1_;
+  ++rated_;
 }
 
 void FairnessObserver::on_sample(const StateSample& s) {
   integral_ = integral_to(s.time_s);
   last_t_ = s.time_s;
   active_ = s.running + s.queued;
-}
-
-double FairnessObserver::mean() const {
-  double sum = 0;
-  for (double r : rho_) sum += r;
-  return rho_.empty() ? 0.0 : sum / static_cast<double>(rho_.size());
-}
-
-double FairnessObserver::max() const {
-  return rho_.empty() ? 0.0 : *std::max_element(rho_.begin(), rho_.end());
-}
-
-double FairnessObserver::share_above_1() const {
-  if (rho_.empty()) return 0.0;
-  // A job that ran alone at once has rho = 1 up to rounding: do not count it as above.
-  const auto above = std::count_if(rho_.begin(), rho_.end(), [](double r) { return r > 1.0 + 1e-9; });
-  return static_cast<double>(above) / static_cast<double>(rho_.size());
 }
 
 }  // namespace fleetsim

@@ -21,12 +21,13 @@ class FairnessObserver final : public SimObserver {
   void on_job_finished(const JobRecord& job) override;
   void on_sample(const StateSample& s) override;
 
-  /// rho of each rated finished job, in completion order.
-  const std::vector<double>& rho() const { return rho_; }
-  double mean() const;
-  double max() const;
+  /// Over the rated finished jobs (accumulated in completion order; no per-job rho is kept).
+  double mean() const { return rated_ > 0 ? rho_sum_ / static_cast<double>(rated_) : 0.0; }
+  double max() const { return rated_ > 0 ? rho_max_ : 0.0; }
   /// Share of rated jobs with rho > 1 (worse than their fair share), in [0, 1].
-  double share_above_1() const;
+  double share_above_1() const {
+    return rated_ > 0 ? static_cast<double>(above_1_) / static_cast<double>(rated_) : 0.0;
+  }
 
  private:
   /// Integral of the active-job count from time 0 to t (t >= the last sample's time).
@@ -36,8 +37,11 @@ class FairnessObserver final : public SimObserver {
   double integral_ = 0;  ///< integral of the active-job count up to last_t_
   double last_t_ = 0;
   long active_ = 0;                      ///< queued + running since the last sample
-  std::vector<double> submit_integral_;  ///< integral_to(submit time), per job index
-  std::vector<double> rho_;
+  std::vector<double> submit_integral_;  ///< integral_to(submit time), per job index (8 B per job)
+  long rated_ = 0;
+  double rho_sum_ = 0;
+  double rho_max_ = 0;
+  long above_1_ = 0;
 };
 
 }  // namespace fleetsim

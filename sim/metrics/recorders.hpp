@@ -12,28 +12,81 @@
 
 namespace fleetsim {
 
-/// Collects finished (and, for the record, unfinished) jobs; writes jobs.csv.
+struct SkippedJob {
+  std::string id;
+  long line;
+  std::string reason;
+};
+
+/// Figures of the finished jobs for summary.json, gathered when jobs.csv is written (trace order).
+/// Percentiles are exact: every JCT and wait is kept as one double (16 B per finished job).
+struct JobStats {
+  std::vector<double> jct;   ///< end - submit per finished job, sorted ascending
+  std::vector<double> wait;  ///< first start - submit, sorted ascending
+  double jct_sum = 0;        ///< summed in trace order
+  double wait_sum = 0;
+  double wasted_gpu_s = 0;  ///< summed in trace order
+  long restarts = 0;
+  double first_submit = 0;  ///< of the finished jobs (0 when none)
+  double last_end = 0;
+};
+
+/// A finished job on the fabric (network fidelity), for the network summary (trace order).
+struct CommRow {
+  double comm_s = 0;  ///< time in all-reduce
+  double run_s = 0;   ///< end - first start
+};
+
+/// Writes jobs.csv in trace order without keeping every finished job: a row is formatted when its
+/// job finishes and buffered; when the buffer reaches `buffer_rows` rows it is sorted by trace
+/// position and spilled as one sorted run to a scratch file. At the end of the run the runs and the
+/// buffer are merged into `out` (the header first: it depends on whether any job ran on the fabric),
+/// and JobStats are gathered in trace order, so the file and the summary equal those of a table that
+/// kept every job. Memory: the buffer plus 16 B per finished job (exact percentiles).
 class JobTable final : public SimObserver {
  public:
-  void on_job_finished(const JobRecord& job) override { finished_.push_back(job); }
+  static constexpr std::size_t kBufferRows = std::size_t{1} << 18;
+  /// `out`: jobs.csv (e.g. a staged file); `scratch`: a file path for the sorted runs (created only
+  /// if the buffer fills; removed at the end). Both must outlive the run.
+  JobTable(std::ostream& out, std::string scratch, std::size_t buffer_rows = kBufferRows);
+  void on_start(int, long jobs) override;
+  void on_job_finished(const JobRecord& job) override;
   void on_job_skipped(const JobSpec& job, const std::string& reason) override;
-  /// jobs.csv: job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,restarts,preempted_s
-  /// (trace order; start_s = first start).
-  void write_csv(std::ostream& out);
+  /// Merges the rows into jobs.csv: job_id,submit_s,start_s,end_s,wait_s,jct_s,gpus,gpu_type,nodes,
+  /// restarts,preempted_s (+ comm_s,comm_gb_per_s when a job ran on the fabric) (trace order;
+  /// start_s = first start), and fills stats().
+  void on_end(double) override;
   /// skipped.csv: job_id,line,reason.
   void write_skipped_csv(std::ostream& out) const;
-  const std::vector<JobRecord>& finished() const { return finished_; }
+  const JobStats& stats() const { return stats_; }
+  const std::vector<CommRow>& comm_rows() const { return comm_; }
   const std::map<std::string, long>& skipped_reasons() const { return reasons_; }
   long skipped() const { return static_cast<long>(skipped_.size()); }
+  /// Sorted runs spilled to the scratch file (for tests).
+  std::size_t runs() const { return runs_.size(); }
+
+  /// One finished job: its row (without comm columns and newline) and what the summary needs.
+  struct Row {
+    int index = 0;
+    double submit_s = 0, start_s = 0, end_s = 0, wasted_gpu_s = 0, comm_s = -1, comm_bytes = 0;
+    std::string text;
+  };
 
  private:
-  struct Skipped {
-    std::string id;
-    long line;
-    std::string reason;
-  };
-  std::vector<JobRecord> finished_;
-  std::vector<Skipped> skipped_;
+  void spill();
+  void emit(const Row& r);
+
+  std::ostream& out_;
+  std::string scratch_;
+  std::size_t buffer_rows_;
+  std::vector<Row> buffer_;
+  std::vector<std::pair<long long, long long>> runs_;  ///< [begin, end) byte offsets in scratch_
+  long long scratch_size_ = 0;
+  bool network_ = false;  ///< a job ran on the fabric: comm columns
+  long restarts_ = 0;
+  JobStats stats_;
+  std::vector<CommRow> comm_;
+  std::vector<SkippedJob> skipped_;
   std::map<std::string, long> reasons_;
 };
 
@@ -43,12 +96,14 @@ class JobTable final : public SimObserver {
 /// After the busy window the cluster only drains the jobs still running.
 class TimeSeries final : public SimObserver {
  public:
-  explicit TimeSeries(bool keep_samples) : keep_(keep_samples) {}
+  /// `out`: where timeseries.csv goes as the run proceeds (nullptr: no file; only the integrals).
+  explicit TimeSeries(std::ostream* out);
   void on_start(int total_gpus, long) override { total_gpus_ = total_gpus; }
   void on_job_submitted(const JobRecord& job) override;
   void on_sample(const StateSample& s) override;
-  /// timeseries.csv: time_s,busy_gpus,running_jobs,queued_jobs,completed_jobs
-  void write_csv(std::ostream& out) const;
+  /// Writes the last sample to timeseries.csv (time_s,busy_gpus,running_jobs,queued_jobs,
+  /// completed_jobs): a sample is written once the next changed sample has a later time.
+  void on_end(double) override;
   /// GPU-seconds allocated over the whole run.
   double busy_gpu_seconds() const { return busy_gpu_s_; }
   int total_gpus() const { return total_gpus_; }
@@ -59,9 +114,12 @@ class TimeSeries final : public SimObserver {
   double busy_window_gpu_seconds() const { return window_busy_gpu_s_; }
 
  private:
-  bool keep_;
+  void write(const StateSample& s);
+
+  std::ostream* out_;
   int total_gpus_ = 0;
-  std::vector<StateSample> samples_;
+  StateSample held_{};  ///< the newest changed sample, not yet written
+  bool holding_ = false;
   StateSample last_{};
   bool have_last_ = false;
   double busy_gpu_s_ = 0;
@@ -92,5 +150,7 @@ class Progress final : public SimObserver {
 
 /// Percentile with linear interpolation between closest ranks (numpy's default); 0 if empty.
 double percentile(std::vector<double> values, double p);
+/// The same on values already sorted ascending (no copy).
+double percentile_sorted(const std::vector<double>& sorted, double p);
 
 }  // namespace fleetsim

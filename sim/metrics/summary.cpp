@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 
 namespace fleetsim {
 namespace {
@@ -17,24 +16,10 @@ double num(const nlohmann::ordered_json& s, const char* key) {
 
 nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
                                     const FairnessObserver* fairness, const EnergyObserver* energy) {
-  std::vector<double> jct, wait;
-  double wasted = 0;
-  long restarts = 0;
-  double first_submit = std::numeric_limits<double>::infinity(), last_end = 0;
-  for (const auto& r : jobs.finished()) {
-    jct.push_back(r.end_s - r.submit_s);
-    wait.push_back(r.start_s - r.submit_s);
-    first_submit = std::min(first_submit, r.submit_s);
-    last_end = std::max(last_end, r.end_s);
-    wasted += r.wasted_gpu_s;
-    restarts += r.restarts;
-  }
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-  };
-  const double makespan = jct.empty() ? 0.0 : last_end - first_submit;
+  // Exact percentiles: every finished job's JCT and wait (JobStats, sorted at the end of the run).
+  const JobStats& st = jobs.stats();
+  const auto completed = static_cast<double>(st.jct.size());
+  const double makespan = st.jct.empty() ? 0.0 : st.last_end - st.first_submit;
   const double capacity = makespan * ts.total_gpus();
   nlohmann::ordered_json s;
   s["scenario"] = info.scenario;
@@ -43,23 +28,23 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
   s["job_model"] = info.job_model;
   s["seed"] = info.seed;
   s["jobs"] = info.jobs;
-  s["completed"] = static_cast<long>(jct.size());
+  s["completed"] = static_cast<long>(st.jct.size());
   s["skipped"] = jobs.skipped();
   s["skipped_reasons"] = jobs.skipped_reasons();
-  s["mean_jct_s"] = mean(jct);
-  s["p50_jct_s"] = percentile(jct, 50);
-  s["p99_jct_s"] = percentile(jct, 99);
-  s["mean_wait_s"] = mean(wait);
-  s["p50_wait_s"] = percentile(wait, 50);
-  s["p99_wait_s"] = percentile(wait, 99);
+  s["mean_jct_s"] = st.jct.empty() ? 0.0 : st.jct_sum / completed;
+  s["p50_jct_s"] = percentile_sorted(st.jct, 50);
+  s["p99_jct_s"] = percentile_sorted(st.jct, 99);
+  s["mean_wait_s"] = st.wait.empty() ? 0.0 : st.wait_sum / completed;
+  s["p50_wait_s"] = percentile_sorted(st.wait, 50);
+  s["p99_wait_s"] = percentile_sorted(st.wait, 99);
   s["makespan_s"] = makespan;
   s["gpu_utilization"] = capacity > 0 ? ts.busy_gpu_seconds() / capacity : 0.0;
   const double window_capacity = ts.busy_window_s() * ts.total_gpus();
   s["busy_window_s"] = ts.busy_window_s();
   s["busy_window_utilization"] = window_capacity > 0 ? ts.busy_window_gpu_seconds() / window_capacity
                                                      : s["gpu_utilization"].get<double>();
-  s["restarts"] = restarts;
-  s["wasted_gpu_s"] = wasted;
+  s["restarts"] = st.restarts;
+  s["wasted_gpu_s"] = st.wasted_gpu_s;
   if (fairness != nullptr) {
     s["rho_mean"] = fairness->mean();
     s["rho_max"] = fairness->max();
@@ -73,7 +58,7 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
     s["idle_gpu_kwh"] = e.idle_gpu_kwh;
     s["node_kwh"] = e.node_kwh;
     s["link_kwh"] = e.link_kwh;
-    s["energy_per_completed_job_kwh"] = jct.empty() ? 0.0 : e.energy_kwh / static_cast<double>(jct.size());
+    s["energy_per_completed_job_kwh"] = st.jct.empty() ? 0.0 : e.energy_kwh / completed;
     s["cost"] = e.cost;
     s["mean_power_w"] = e.mean_power_w;
     s["energy_window_s"] = e.window_s;

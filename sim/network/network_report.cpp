@@ -46,12 +46,10 @@ nlohmann::ordered_json network_summary(const NetworkReport& r, const JobTable& j
   j["ptasks"] = r.ptasks;
   long on_fabric = 0;
   double comm = 0, share = 0;
-  for (const auto& rec : jobs.finished()) {
-    if (rec.comm_s < 0) continue;
+  for (const auto& rec : jobs.comm_rows()) {
     ++on_fabric;
     comm += rec.comm_s;
-    const double jct = rec.end_s - rec.start_s;
-    if (jct > 0) share += rec.comm_s / jct;
+    if (rec.run_s > 0) share += rec.comm_s / rec.run_s;
   }
   j["jobs_on_fabric"] = on_fabric;
   j["comm_s_total"] = comm;

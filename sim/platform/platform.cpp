@@ -314,7 +314,9 @@ Platform build_rail_optimized(const ClusterSpec& spec) {
 
 }  // namespace
 
-Platform build_platform(const ClusterSpec& spec) {
+namespace {
+// The checks both builders share: a spec that expand_pools() accepted passes them.
+void validate_spec(const ClusterSpec& spec) {
   if (spec.nodes.empty()) throw InputError("", 0, "cluster", "cannot build a platform without nodes");
   if (spec.network.nodes_per_leaf < 1 || spec.network.oversubscription < 1)
     throw InputError("", 0, "cluster.network", "invalid network: use expand_pools() to validate it");
@@ -328,15 +330,37 @@ Platform build_platform(const ClusterSpec& spec) {
     if (n.name == "fabric" || n.name.starts_with("leaf-"))
       throw InputError("", 0, "cluster.nodes", "node name '" + n.name + "' is reserved (fabric, leaf-*)");
   }
+}
+}  // namespace
+
+Platform build_platform(const ClusterSpec& spec) {
+  validate_spec(spec);
+  Platform p;
   switch (spec.network.topology) {
     case Topology::kFatTree:
-      return build_fat_tree(spec);
+      p = build_fat_tree(spec);
+      break;
     case Topology::kRailOptimized:
-      return build_rail_optimized(spec);
+      p = build_rail_optimized(spec);
+      break;
     case Topology::kLeafSpine:
+      p = build_leaf_spine(spec);
       break;
   }
-  return build_leaf_spine(spec);
+  for (const NodeHandles& n : p.nodes) {
+    p.control = n.cpu != nullptr ? n.cpu : (n.gpus.empty() ? nullptr : n.gpus.front());
+    if (p.control != nullptr) break;
+  }
+  return p;
+}
+
+Platform build_control_platform(const ClusterSpec& spec) {
+  validate_spec(spec);
+  Platform p;
+  p.root = sg4::create_empty_zone("control");
+  p.control = p.root->create_host("control", kCpuCoreFlops)->seal();
+  p.root->seal();
+  return p;
 }
 
 void rerate_network(const NetworkSpec& built, const NetworkSpec& target) {

@@ -36,7 +36,8 @@ struct NodeHandles {
 
 struct Platform {
   simgrid::s4u::NetZone* root = nullptr;
-  std::vector<NodeHandles> nodes;  ///< same order as ClusterSpec::nodes
+  simgrid::s4u::Host* control = nullptr;  ///< where the controller actor lives: the first node's CPU host
+  std::vector<NodeHandles> nodes;         ///< same order as ClusterSpec::nodes
   /// Leaf-spine: one per leaf (UP side); rail-optimized: one per rail leaf, group-major
   /// (group g rail r at g * nics_per_node + r); fat-tree: empty.
   std::vector<simgrid::s4u::Link*> leaf_uplinks;
@@ -44,6 +45,12 @@ struct Platform {
 
 /// Build the platform into the (already created) engine. Host names: "<node>-gpu<i>", "<node>-cpu".
 Platform build_platform(const ClusterSpec& spec);
+
+/// The controller's host alone, for a run where no fidelity hook routes traffic (`delay`): job times
+/// come from the job models there, so the cluster's hosts and links would sit unused, and SimGrid 3.32
+/// checks each new host's name against every host created before it (NetZoneImpl::create_host), about
+/// 10 s for 100,000 GPUs. Validates the spec as build_platform() does. `nodes` is empty.
+Platform build_control_platform(const ClusterSpec& spec);
 
 /// Re-rates the links of a platform built from a spec with network `built` to what `target` gives
 /// when the two differ only in nic_gbps and intra_node_gbps: NIC, leaf-uplink and spine links scale

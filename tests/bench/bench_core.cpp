@@ -88,6 +88,15 @@ void BM_synthetic(benchmark::State& state) {
   state.counters["jobs"] = static_cast<double>(jobs);
 }
 
+/// Issue 17 (bounded memory): 10,000,000 synthetic jobs on 100,000 GPUs, delay fidelity; targets
+/// < 4 GiB peak RSS (the peak_rss_MiB counter) and < 3 min.
+void BM_synthetic_100k(benchmark::State& state) {
+  const long jobs = state.range(0);
+  run_scenario(state, std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/synthetic-100k.toml",
+               {"workload.jobs=" + std::to_string(jobs), "output.timeseries=true"});
+  state.counters["jobs"] = static_cast<double>(jobs);
+}
+
 /// Issue 6: 10,000 jobs on 1,024 GPUs; arg 0 = delay fidelity, 1 = network fidelity.
 void BM_network_1k(benchmark::State& state) {
   const bool network = state.range(0) != 0;
@@ -148,6 +157,7 @@ void BM_failures_16k(benchmark::State& state) {
 BENCHMARK(BM_openb_default)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_synthetic)->Arg(100000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_synthetic)->Arg(1000000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_synthetic_100k)->Arg(10000000)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 
 BENCHMARK(BM_network_1k)->Arg(0)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_network_1k)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);

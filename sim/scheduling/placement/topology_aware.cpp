@@ -47,7 +47,7 @@ class Topology final : public Placer {
  public:
   std::optional<Allocation> place(const Request& r, const ClusterState& s) override {
     if (r.gpus > 0 && r.whole() && s.free_whole_of(r.types) < r.gpus) return std::nullopt;
-    if (const int n = best_fit_node(r, s); n >= 0) return on_node(r, s, n);
+    if (const int n = s.best_fit_node(r); n >= 0) return on_node(r, s, n);
     if (r.single_node || !r.whole() || r.gpus <= 1) return std::nullopt;
     return multi_node(r, s);
   }
