@@ -73,6 +73,7 @@ std::vector<JobId> Simulation::Impl::jobs_on_node(int n) const {
 
 void Simulation::Impl::refresh_colocation(const std::vector<JobId>& jobs) {
   for (JobId j : jobs) {
+    if (j < 0) continue;  // a reserve_shared() holder: no job to re-time
     Execution& run = runs_[at(j)];
     if (run.running_index < 0) continue;
     const double c =
@@ -115,6 +116,7 @@ PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation&
 }
 
 double Simulation::Impl::pair_speed(JobId a, JobId b) const {
+  if (b < 0) return parts_.colocation_slowdown;
   const auto v =
       parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], records_[at(a)].gpu_type);
   return v ? *v : parts_.colocation_slowdown;

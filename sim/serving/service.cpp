@@ -388,11 +388,19 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   const bool autoscaled = engine.min_replicas > 0 && engine.min_replicas < engine.replicas;
   j["autoscaled"] = autoscaled;
   j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas;
-  j["gpu_hours"] = (autoscaled ? run.result.replica_s : engine.replicas * span) * spec.tensor_parallel / 3600;
+  j["gpu_share_per_replica"] = replica_gpu_share(spec);
+  j["gpu_hours"] =
+      (autoscaled ? run.result.replica_s : engine.replicas * span) * replica_gpu_share(spec) / 3600;
   j["busy_share"] = span > 0 ? run.result.busy_s / (engine.replicas * span) : 0.0;
   j["steps"] = run.result.steps;
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
+}
+
+double replica_gpu_share(const ServiceSpec& spec) {
+  if (!spec.mig.empty()) return spec.mig_share;
+  if (spec.mps_share > 0) return spec.mps_share;
+  return spec.tensor_parallel;
 }
 
 std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
@@ -403,6 +411,7 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   d.gpus = spec.mig.empty() && spec.mps_share <= 0 ? spec.tensor_parallel : 1;
   const double share = !spec.mig.empty() ? spec.mig_share : spec.mps_share > 0 ? spec.mps_share : 1.0;
   d.gpu_milli = static_cast<int>(std::floor(1000 * share + 1e-9));
+  d.shared = spec.mps_share > 0;
   d.file = at.file();
   d.line = at.line();
   return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);

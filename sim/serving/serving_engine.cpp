@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <iterator>
 #include <queue>
 #include <utility>
 
@@ -120,6 +121,16 @@ class Engine {
 
  private:
   long blocks_for(int tokens) const { return (tokens + c_.block_size - 1) / c_.block_size; }
+
+  /// The replica's time-varying speed factor at `now` (ServingEngineConfig::replica_speed_changes).
+  double speed_factor(int r, double now) const {
+    if (static_cast<std::size_t>(r) >= c_.replica_speed_changes.size()) return 1.0;
+    const auto& changes = c_.replica_speed_changes[static_cast<std::size_t>(r)];
+    const auto it =
+        std::upper_bound(changes.begin(), changes.end(), now,
+                         [](double t, const ServingEngineConfig::SpeedChange& c) { return t < c.t_s; });
+    return it == changes.begin() ? 1.0 : std::prev(it)->factor;
+  }
 
   double next_ready() const {
     double t = INFINITY;
@@ -317,9 +328,10 @@ class Engine {
       else
         shape.prefills.push_back({n, s.computed});
     }
-    const double speed = c_.replica_speed.empty()
-                             ? 1.0
-                             : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()];
+    const double speed =
+        (c_.replica_speed.empty() ? 1.0
+                                  : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()]) *
+        speed_factor(r, now);
     const double d = model_.step_s(shape) / speed + c_.step_overhead_s;
     rep.busy = true;
     ++result_.steps;

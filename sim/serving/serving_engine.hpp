@@ -62,6 +62,14 @@ struct ServingEngineConfig {
   std::vector<KvLink> kv_links;   ///< per pair, prefill-major: [p * decode_replicas + d]
   /// Per replica, its speed share (step time / share; MPS co-location interference); empty: all 1.
   std::vector<double> replica_speed;
+  /// Per replica, a time-varying factor on that speed (training jobs joining and leaving its MPS GPU),
+  /// in time order: from t_s on, steps take step / (speed x factor). A step keeps the factor in force
+  /// when it starts. Empty (or a replica's list empty): 1.
+  struct SpeedChange {
+    double t_s = 0;
+    double factor = 1;
+  };
+  std::vector<std::vector<SpeedChange>> replica_speed_changes;
 };
 
 struct RequestOutcome {
