@@ -52,6 +52,13 @@ struct ServingEngineConfig {
   /// replica starts and serves after model_load_s; when nothing waits, an idle ready replica above
   /// min_replicas stops. Replicas never exceed `replicas`.
   int min_replicas = 0;
+  /// Disaggregated services scale each group by its own signal instead (min_replicas unused): the
+  /// prefill group [0, prefill_replicas) when 0 < min_prefill_replicas < prefill_replicas, the decode
+  /// group when 0 < min_decode_replicas < its size; each group's waiting requests (arrivals on the
+  /// prefill replicas; landed KV waiting to decode on the decode replicas) per ready replica of the
+  /// group against scale_up_queue. A replica stops only with no KV transfer from or to it.
+  int min_prefill_replicas = 0;
+  int min_decode_replicas = 0;
   double scale_interval_s = 10;
   double scale_up_queue = 4;
   double model_load_s = 60;
