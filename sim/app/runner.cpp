@@ -187,7 +187,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
       first += n;
       apply_placement(specs[i], sc.cluster, mine, all, occupancy, sc.execution.colocation_slowdown,
                       prepared[i].engine);
-      const ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs[i], run, sc.power);
       write_requests_rows(f, specs[i], run);
       write_serving_series_rows(series_file, specs[i], run);
       block[specs[i].name] = run.summary;

@@ -444,6 +444,14 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
 }
 
+double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power) {
+  const GpuSpec& gpu = gpu_spec(spec.gpu);
+  const double busy_w = std::max(gpu.idle_w, power.busy_fraction * gpu.tdp_w);
+  const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
+  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec);
+  return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
+}
+
 void write_requests_header(std::ostream& out) {
   out << "service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,"
          "replica,preemptions,cached_tokens,decode_replica,kv_transfer_s\n";

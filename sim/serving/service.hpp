@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/metrics/energy.hpp"
 #include "sim/serving/service_hook.hpp"
 #include "sim/serving/serving_engine.hpp"
 #include "workloads/base/options.hpp"
@@ -79,6 +80,12 @@ struct ServiceRun {
 ServiceRun run_service(const ServiceSpec& spec);
 /// The same on a service prepared beforehand (prepare_service: bad input surfaces before anything runs).
 ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
+
+/// Energy a service's replicas draw on the GPUs they hold, in the [power] model of the training side
+/// (sim/metrics/energy.hpp), kWh: each replica's GPU share (replica_gpu_share) x (the catalog idle_w
+/// while it is on + (busy_fraction x tdp_w - idle_w) while it runs a step). The cluster's energy
+/// block counts those GPUs as idle (reservations are not jobs); this is the service's own figure.
+double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power);
 
 /// requests.csv: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
 /// tpot_s,e2e_s,replica,preemptions,cached_tokens,decode_replica,kv_transfer_s (empty times for requests

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
 #include "tests/sim_harness.hpp"
@@ -83,6 +84,17 @@ TEST_CASE("services holding part of a GPU: GPU-hours count the MIG slice's or MP
   const auto p = mps.run("replicas = 2\nmps = 0.25\n", 0)["services"]["tiny"];
   CHECK(num(p, "gpu_share_per_replica") == doctest::Approx(0.25));
   CHECK(num(p, "gpu_hours") == doctest::Approx(2 * 0.25 * mps.last_end() / 3600));
+  // Energy: share x (idle_w x on-time + (0.8 x tdp_w - idle_w) x time in steps), busy_share = time in
+  // steps / (replicas x span), default [power] busy_fraction 0.8.
+  const GpuSpec& a100 = gpu_spec("A100-80GB");
+  auto energy = [&](double share, int replicas, double span, const nlohmann::ordered_json& j) {
+    const double busy_s = num(j, "busy_share") * replicas * span;
+    return share * (replicas * span * a100.idle_w + busy_s * (0.8 * a100.tdp_w - a100.idle_w)) / 3.6e6;
+  };
+  CHECK(num(w, "gpu_energy_kwh") == doctest::Approx(energy(1, 1, whole.last_end(), w)));
+  CHECK(num(m, "gpu_energy_kwh") == doctest::Approx(energy(3.0 / 7, 1, mig.last_end(), m)));
+  CHECK(num(p, "gpu_energy_kwh") == doctest::Approx(energy(0.25, 2, mps.last_end(), p)));
+  CHECK(num(m, "gpu_energy_kwh") < num(w, "gpu_energy_kwh") * mig.last_end() / whole.last_end());
 }
 
 TEST_CASE("services holding part of a GPU: an MPS replica and a fractional training job slow each other") {
