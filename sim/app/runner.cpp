@@ -180,12 +180,18 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     for (std::size_t i = 0; i < specs.size(); ++i) {
       const auto& all = reservations.slots();
       const auto n = static_cast<std::size_t>(specs[i].engine.replicas);
-      const std::vector<std::vector<Slot>> mine(
-          all.begin() + static_cast<long>(first),
-          all.begin() + static_cast<long>(std::min(all.size(), first + n)));
+      const auto last = std::min(all.size(), first + n);
+      const std::vector<std::vector<Slot>> mine(all.begin() + static_cast<long>(first),
+                                                all.begin() + static_cast<long>(last));
+      const auto& occ = reservations.occupancy();
+      const std::vector<std::vector<OccupancyChange>> occupancy(
+          occ.begin() + static_cast<long>(std::min(occ.size(), first)),
+          occ.begin() + static_cast<long>(std::min(occ.size(), last)));
       first += n;
-      apply_placement(specs[i], sc.cluster, mine, all, sc.execution.colocation_slowdown, prepared[i].engine);
-      const ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      apply_placement(specs[i], sc.cluster, mine, all, occupancy, sc.execution.colocation_slowdown,
+                      prepared[i].engine);
+      ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs[i], run, sc.power);
       write_requests_rows(f, specs[i], run);
       write_serving_series_rows(series_file, specs[i], run);
       block[specs[i].name] = run.summary;

@@ -27,7 +27,8 @@ KvLink link_between(const ClusterSpec& cluster, const std::vector<Slot>& a, cons
 
 void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster,
                      const std::vector<std::vector<Slot>>& mine, const std::vector<std::vector<Slot>>& all,
-                     double colocation_slowdown, ServingEngineConfig& engine) {
+                     const std::vector<std::vector<OccupancyChange>>& occupancy, double colocation_slowdown,
+                     ServingEngineConfig& engine) {
   const int prefill = engine.prefill_replicas;
   if (prefill > 0 && spec.kv_link_gbps <= 0 && static_cast<int>(mine.size()) == engine.replicas) {
     engine.kv_links.clear();
@@ -44,6 +45,12 @@ void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster,
         for (const auto& s : other)
           if (!slots.empty() && s.node == slots.front().node && s.gpu == slots.front().gpu) ++others;
       engine.replica_speed.push_back(std::pow(colocation_slowdown, std::max(0, others)));
+    }
+    engine.replica_speed_changes.clear();
+    for (const auto& changes : occupancy) {
+      std::vector<ServingEngineConfig::SpeedChange> factors;
+      for (const auto& c : changes) factors.push_back({c.t_s, std::pow(colocation_slowdown, c.jobs)});
+      engine.replica_speed_changes.push_back(std::move(factors));
     }
   }
 }

@@ -6,11 +6,13 @@
 //   the spine. A TP replica moves its KV shards in parallel (bandwidth x GPUs). Contention with other
 //   traffic and oversubscription are not modelled. kv_link_gbps > 0 overrides the placement.
 // - MPS: each replica's speed share: execution.colocation_slowdown per other replica (of any service)
-//   holding a share of the same GPU. Training jobs that later share the GPU are not counted.
+//   holding a share of the same GPU, and, over time, per training job given a fraction of that GPU
+//   (ServiceReservations::occupancy; the engine slows those jobs by the same factor per replica).
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
 #include "sim/platform/cluster_spec.hpp"
+#include "sim/serving/service_hook.hpp"
 #include "sim/serving/serving_engine.hpp"
 
 namespace fleetsim {
@@ -18,9 +20,11 @@ namespace fleetsim {
 struct ServiceSpec;
 
 /// `mine`: the slots of this service's replicas (in replica order); `all`: every reserved replica's
-/// slots (of all services). Sets engine.kv_links and engine.replica_speed.
+/// slots (of all services); `occupancy`: per replica of this service, the training jobs on its GPU
+/// over time. Sets engine.kv_links, engine.replica_speed and engine.replica_speed_changes.
 void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster,
                      const std::vector<std::vector<Slot>>& mine, const std::vector<std::vector<Slot>>& all,
-                     double colocation_slowdown, ServingEngineConfig& engine);
+                     const std::vector<std::vector<OccupancyChange>>& occupancy, double colocation_slowdown,
+                     ServingEngineConfig& engine);
 
 }  // namespace fleetsim

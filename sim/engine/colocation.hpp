@@ -3,6 +3,8 @@
 // pack jobs), so the core can slow co-located jobs down. A job's co-location speed is the minimum
 // over its GPUs of the product, over the other jobs on that GPU, of the pairwise speed factor
 // (from the job model's measured pair rates, e.g. Gavel's table, or a configured factor).
+// Occupants with negative ids are not jobs but holders of reserved shares (ClusterControl::
+// reserve_shared, e.g. an MPS inference replica): they slow the jobs beside them and are never re-timed.
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"

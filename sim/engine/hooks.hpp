@@ -76,6 +76,11 @@ class ClusterControl : public JobClock {
   /// Places `r` with the scenario's placer and holds its resources for the rest of the run (e.g. an
   /// inference service's replica): no job can use them. nullopt when it does not fit now.
   virtual std::optional<Allocation> reserve(const Request& r) = 0;
+  /// reserve(), for a holder that shares its GPUs' compute with whatever else runs on them (an MPS
+  /// share of an inference replica): the co-location model counts it as one more occupant of those
+  /// GPUs, so every job placed beside it runs at execution.colocation_slowdown per such holder. The
+  /// holder learns who joins it through on_start/on_leave and allocation().
+  virtual std::optional<Allocation> reserve_shared(const Request& r) = 0;
   /// Stops running job `id` now, not by the policy's choice (a failure): its progress falls back to
   /// `done` (its last checkpoint, <= its progress now), it pays `overhead_s` (detection, restart,
   /// restore) when it next starts instead of the usual restart overhead, and it goes back to the

@@ -82,6 +82,12 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
     return alloc;
   }
 
+  std::optional<Allocation> reserve_shared(const Request& r) override {
+    auto alloc = reserve(r);
+    if (alloc) refresh_colocation(coloc_.add(-static_cast<JobId>(++shared_holders_), *alloc));
+    return alloc;
+  }
+
   void node_up(int n) override;
 
   void interrupt(JobId id, double done, double overhead_s) override;
@@ -144,7 +150,8 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   void phase_end(JobId id);
 
   /// Speed factor of job a while it shares a GPU with job b: the job model's measured pair rate
-  /// where it has one, else the configured execution.colocation_slowdown.
+  /// where it has one, else (and always for a reserve_shared() holder, b < 0) the configured
+  /// execution.colocation_slowdown.
   double pair_speed(JobId a, JobId b) const;
 
   /// Re-time running jobs whose co-runners changed.
@@ -191,6 +198,7 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   double now_ = 0;
   long seq_ = 0;
   bool has_cpu_only_ = false;
+  int shared_holders_ = 0;  ///< reserve_shared() holders, co-location occupants -1, -2, ...
   SimulationResult result_;
 };
 

@@ -74,6 +74,7 @@ std::vector<JobId> Simulation::Impl::jobs_on_node(int n) const {
 
 void Simulation::Impl::refresh_colocation(const std::vector<JobId>& jobs) {
   for (JobId j : jobs) {
+    if (j < 0) continue;  // a reserve_shared() holder: no job to re-time
     Execution& run = live(j).run;
     if (run.running_index < 0) continue;
     const double c = coloc_.speed(j, live(j).alloc, [this](JobId a, JobId b) { return pair_speed(a, b); });
@@ -115,6 +116,7 @@ PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation&
 }
 
 double Simulation::Impl::pair_speed(JobId a, JobId b) const {
+  if (b < 0) return parts_.colocation_slowdown;
   const auto v =
       parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], live(a).record.gpu_type);
   return v ? *v : parts_.colocation_slowdown;

@@ -45,6 +45,12 @@ const KeyRegistrar kKeys{{
      "disaggregation: replicas that only prefill (with decode_replicas, replaces replicas; 0 = colocated)"},
     {"service[]", "decode_replicas", K::kInt, "", "0",
      "disaggregation: replicas that decode after the KV transfer from a prefill replica"},
+    {"service[]", "min_prefill_replicas", K::kInt, "", "0",
+     "disaggregation autoscaler: prefill replicas always on (0 = all prefill_replicas, no autoscaling of "
+     "the group); more start when arrivals queue on the prefill replicas"},
+    {"service[]", "min_decode_replicas", K::kInt, "", "0",
+     "disaggregation autoscaler: decode replicas always on (0 = all decode_replicas, no autoscaling of "
+     "the group); more start when transferred requests queue on the decode replicas"},
     {"service[]", "kv_link_gbps", K::kFloat, "Gbit/s", "0",
      "disaggregation: per-GPU bandwidth of the prefill-to-decode KV transfer; 0 = from the placement "
      "(intra_node_gbps within a node, the NIC share between nodes; one node outside a cluster run)"},
@@ -168,6 +174,14 @@ KvLink default_kv_link(const ServiceSpec& spec) {
   return {spec.tensor_parallel * gbps * 1e9 / 8, 1e-6};
 }
 
+/// The autoscaler runs (ServingEngineConfig): on the colocated replicas, or on either group.
+bool autoscaled_service(const ServingEngineConfig& e) {
+  auto scaled = [](int min, int size) { return min > 0 && min < size; };
+  if (e.prefill_replicas == 0) return scaled(e.min_replicas, e.replicas);
+  return scaled(e.min_prefill_replicas, e.prefill_replicas) ||
+         scaled(e.min_decode_replicas, e.replicas - e.prefill_replicas);
+}
+
 double tpot(const ServingRequest& r, const RequestOutcome& o) {
   return r.output_tokens > 1 ? (o.end_s - o.first_token_s) / (r.output_tokens - 1) : 0.0;
 }
@@ -204,9 +218,22 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   if (prefill > 0) {
     if (t.has("replicas")) throw t.error("replicas", "give prefill_replicas and decode_replicas instead");
     if (t.integer("min_replicas", 0) > 0)
-      throw t.error("min_replicas", "the autoscaler does not run disaggregated services");
+      throw t.error("min_replicas",
+                    "a disaggregated service scales each group: give min_prefill_replicas and/or "
+                    "min_decode_replicas instead");
     s.engine.prefill_replicas = static_cast<int>(prefill);
     s.engine.replicas = static_cast<int>(prefill + decode);
+    s.engine.min_prefill_replicas = static_cast<int>(t.integer("min_prefill_replicas", 0));
+    s.engine.min_decode_replicas = static_cast<int>(t.integer("min_decode_replicas", 0));
+    if (s.engine.min_prefill_replicas < 0 || s.engine.min_prefill_replicas > prefill)
+      throw t.error("min_prefill_replicas", "must be in 0..prefill_replicas");
+    if (s.engine.min_decode_replicas < 0 || s.engine.min_decode_replicas > decode)
+      throw t.error("min_decode_replicas", "must be in 0..decode_replicas");
+  } else {
+    for (const char* key : {"min_prefill_replicas", "min_decode_replicas"})
+      if (t.has(key))
+        throw t.error(key,
+                      "only with prefill_replicas and decode_replicas (a colocated service: min_replicas)");
   }
   s.kv_link_gbps = t.number("kv_link_gbps", 0);
   if (!(s.kv_link_gbps >= 0)) throw t.error("kv_link_gbps", "must be >= 0");
@@ -385,14 +412,22 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
       run.requests.empty() ? 0.0 : static_cast<double>(good) / static_cast<double>(run.requests.size());
   j["goodput_rps"] = span > 0 ? static_cast<double>(good) / span : 0.0;
   j["output_tokens_per_s"] = span > 0 ? static_cast<double>(out_tokens) / span : 0.0;
-  const bool autoscaled = engine.min_replicas > 0 && engine.min_replicas < engine.replicas;
+  const bool autoscaled = autoscaled_service(engine);
   j["autoscaled"] = autoscaled;
   j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas;
-  j["gpu_hours"] = (autoscaled ? run.result.replica_s : engine.replicas * span) * spec.tensor_parallel / 3600;
+  j["gpu_share_per_replica"] = replica_gpu_share(spec);
+  j["gpu_hours"] =
+      (autoscaled ? run.result.replica_s : engine.replicas * span) * replica_gpu_share(spec) / 3600;
   j["busy_share"] = span > 0 ? run.result.busy_s / (engine.replicas * span) : 0.0;
   j["steps"] = run.result.steps;
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
+}
+
+double replica_gpu_share(const ServiceSpec& spec) {
+  if (!spec.mig.empty()) return spec.mig_share;
+  if (spec.mps_share > 0) return spec.mps_share;
+  return spec.tensor_parallel;
 }
 
 std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
@@ -403,9 +438,18 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   d.gpus = spec.mig.empty() && spec.mps_share <= 0 ? spec.tensor_parallel : 1;
   const double share = !spec.mig.empty() ? spec.mig_share : spec.mps_share > 0 ? spec.mps_share : 1.0;
   d.gpu_milli = static_cast<int>(std::floor(1000 * share + 1e-9));
+  d.shared = spec.mps_share > 0;
   d.file = at.file();
   d.line = at.line();
   return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
+}
+
+double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power) {
+  const GpuSpec& gpu = gpu_spec(spec.gpu);
+  const double busy_w = std::max(gpu.idle_w, power.busy_fraction * gpu.tdp_w);
+  const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
+  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec);
+  return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
 }
 
 void write_requests_header(std::ostream& out) {

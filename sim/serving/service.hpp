@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/metrics/energy.hpp"
 #include "sim/serving/service_hook.hpp"
 #include "sim/serving/serving_engine.hpp"
 #include "workloads/base/options.hpp"
@@ -35,6 +36,12 @@ struct ServiceSpec {
   double slo_tpot_s = 0;  ///< 0: no TPOT target
   Options options;        ///< the table, for messages (file, line, key)
 };
+
+/// GPUs one replica counts for in GPU-hours: tensor_parallel whole GPUs; a MIG instance its profile's
+/// compute share, compute slices / the GPU's slices (3g.40gb on an A100 = 3/7: the slices partition
+/// the GPU's SMs, so the instances that fill a GPU sum to 1, which their memory shares need not, e.g.
+/// 3g.40gb + 4g.40gb); an MPS share its share.
+double replica_gpu_share(const ServiceSpec& spec);
 
 /// The cluster GPUs each replica of `spec` holds (for ServiceReservations).
 std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec);
@@ -69,10 +76,16 @@ struct ServiceRun {
 
 /// Loads the model and the requests, runs the replicas, and summarises (summary block keys:
 /// requests, completed, ttft/tpot/e2e {mean,p50,p90,p99}_s, slo_attainment, goodput_rps,
-/// output_tokens_per_s, gpu_hours, kv_blocks_per_replica, steps, wall_s).
+/// output_tokens_per_s, gpu_share_per_replica, gpu_hours, kv_blocks_per_replica, steps, wall_s).
 ServiceRun run_service(const ServiceSpec& spec);
 /// The same on a service prepared beforehand (prepare_service: bad input surfaces before anything runs).
 ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
+
+/// Energy a service's replicas draw on the GPUs they hold, in the [power] model of the training side
+/// (sim/metrics/energy.hpp), kWh: each replica's GPU share (replica_gpu_share) x (the catalog idle_w
+/// while it is on + (busy_fraction x tdp_w - idle_w) while it runs a step). The cluster's energy
+/// block counts those GPUs as idle (reservations are not jobs); this is the service's own figure.
+double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power);
 
 /// requests.csv: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
 /// tpot_s,e2e_s,replica,preemptions,cached_tokens,decode_replica,kv_transfer_s (empty times for requests

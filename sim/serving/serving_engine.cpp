@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <iterator>
 #include <queue>
 #include <utility>
 
@@ -36,6 +37,14 @@ struct Replica {
   double next_sample = 0;
   PrefixCache cache{0};
   int incoming = 0;  ///< disaggregated decode replica: KV transfers on their way to it
+  int outgoing = 0;  ///< disaggregated prefill replica: KV transfers leaving it (blocks still held)
+};
+
+/// Replicas [lo, hi) that the autoscaler switches on and off together, at least `min` on.
+struct Group {
+  int lo = 0;
+  int hi = 0;
+  int min = 0;
 };
 
 class Engine {
@@ -56,10 +65,19 @@ class Engine {
     const int n = static_cast<int>(replicas_.size());
     prefill_ = c_.prefill_replicas > 0 && c_.prefill_replicas < n ? c_.prefill_replicas : 0;
     front_ = prefill_ > 0 ? prefill_ : n;
-    autoscale_ = prefill_ == 0 && c_.min_replicas > 0 && c_.min_replicas < n;
-    if (autoscale_)
-      for (std::size_t r = static_cast<std::size_t>(c_.min_replicas); r < replicas_.size(); ++r)
-        replicas_[r].power = Power::kOff;
+    auto add_group = [&](int lo, int hi, int min) {
+      if (min <= 0 || min >= hi - lo) return;
+      groups_.push_back({lo, hi, min});
+      for (int r = lo + min; r < hi; ++r) replicas_[static_cast<std::size_t>(r)].power = Power::kOff;
+    };
+    if (prefill_ == 0) {
+      add_group(0, n, c_.min_replicas);
+    } else {
+      add_group(0, prefill_, c_.min_prefill_replicas);
+      add_group(prefill_, n, c_.min_decode_replicas);
+    }
+    autoscale_ = !groups_.empty();
+    front_scaled_ = autoscale_ && groups_.front().lo == 0;
     result_.requests.resize(reqs.size());
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       seqs_[i].prompt = std::max(1, reqs[i].input_tokens);
@@ -121,6 +139,16 @@ class Engine {
  private:
   long blocks_for(int tokens) const { return (tokens + c_.block_size - 1) / c_.block_size; }
 
+  /// The replica's time-varying speed factor at `now` (ServingEngineConfig::replica_speed_changes).
+  double speed_factor(int r, double now) const {
+    if (static_cast<std::size_t>(r) >= c_.replica_speed_changes.size()) return 1.0;
+    const auto& changes = c_.replica_speed_changes[static_cast<std::size_t>(r)];
+    const auto it =
+        std::upper_bound(changes.begin(), changes.end(), now,
+                         [](double t, const ServingEngineConfig::SpeedChange& c) { return t < c.t_s; });
+    return it == changes.begin() ? 1.0 : std::prev(it)->factor;
+  }
+
   double next_ready() const {
     double t = INFINITY;
     for (const auto& rep : replicas_)
@@ -134,18 +162,23 @@ class Engine {
     return n;
   }
 
-  /// The autoscaler's decision at `now` (see ServingEngineConfig).
+  /// The autoscaler's decisions at `now` (see ServingEngineConfig), one per group.
   void scale(double now) {
+    for (const Group& g : groups_) scale(g, now);
+  }
+
+  void scale(const Group& g, double now) {
+    const auto lo = replicas_.begin() + g.lo, hi = replicas_.begin() + g.hi;
     int ready = 0, loading = 0;
     std::size_t waiting = 0;
-    for (const auto& rep : replicas_) {
-      ready += rep.power == Power::kReady ? 1 : 0;
-      loading += rep.power == Power::kLoading ? 1 : 0;
-      if (rep.power == Power::kReady) waiting += rep.waiting.size();
+    for (auto it = lo; it != hi; ++it) {
+      ready += it->power == Power::kReady ? 1 : 0;
+      loading += it->power == Power::kLoading ? 1 : 0;
+      if (it->power == Power::kReady) waiting += it->waiting.size();
     }
     if (static_cast<double>(waiting) > c_.scale_up_queue * std::max(ready, 1) && loading == 0) {
-      for (auto& rep : replicas_)
-        if (rep.power == Power::kOff) {
+      for (auto it = lo; it != hi; ++it)
+        if (Replica& rep = *it; rep.power == Power::kOff) {
           rep.power = Power::kLoading;
           rep.ready_at = now + c_.model_load_s;
           rep.on_since = now;
@@ -154,10 +187,11 @@ class Engine {
         }
       return;
     }
-    if (waiting > 0 || ready <= c_.min_replicas) return;
-    for (std::size_t r = replicas_.size(); r-- > 0;) {
-      Replica& rep = replicas_[r];
-      if (rep.power == Power::kReady && !rep.busy && rep.running.empty() && rep.waiting.empty()) {
+    if (waiting > 0 || ready <= g.min) return;
+    for (auto it = hi; it-- != lo;) {
+      Replica& rep = *it;
+      if (rep.power == Power::kReady && !rep.busy && rep.running.empty() && rep.waiting.empty() &&
+          rep.incoming == 0 && rep.outgoing == 0) {
         rep.power = Power::kOff;
         result_.replica_s += now - rep.on_since;
         return;
@@ -169,7 +203,7 @@ class Engine {
   /// least-outstanding and prefix-aware choose among them as usual.
   int route_ready(int req) {
     std::vector<int> ready;
-    for (int r = 0; r < static_cast<int>(replicas_.size()); ++r)
+    for (int r = 0; r < front_; ++r)
       if (replicas_[static_cast<std::size_t>(r)].power == Power::kReady) ready.push_back(r);
     if (ready.empty()) return 0;
     auto outstanding = [&](int r) {
@@ -193,7 +227,7 @@ class Engine {
   }
 
   int route(int req) {
-    if (autoscale_) return route_ready(req);
+    if (front_scaled_) return route_ready(req);
     const int n = front_;
     if (n == 1) return 0;
     auto outstanding = [&](int r) {
@@ -317,9 +351,10 @@ class Engine {
       else
         shape.prefills.push_back({n, s.computed});
     }
-    const double speed = c_.replica_speed.empty()
-                             ? 1.0
-                             : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()];
+    const double speed =
+        (c_.replica_speed.empty() ? 1.0
+                                  : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()]) *
+        speed_factor(r, now);
     const double d = model_.step_s(shape) / speed + c_.step_overhead_s;
     rep.busy = true;
     ++result_.steps;
@@ -368,23 +403,25 @@ class Engine {
   }
 
   /// Disaggregated: request `id` has its first token on prefill replica `r`; its KV leaves for the
-  /// least outstanding decode replica (ties: the fastest link, then the lowest index).
+  /// least outstanding ready decode replica (ties: the fastest link, then the lowest index).
   void hand_off(Replica& rep, int r, int id, double now) {
     Seq& s = seqs_[static_cast<std::size_t>(id)];
     rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
     s.xfer_from = r;
     s.xfer_blocks = s.blocks;
     s.blocks = 0;
-    int best = prefill_;
+    int best = -1;
     auto load = [&](int d) {
       const Replica& x = replicas_[static_cast<std::size_t>(d)];
       return x.running.size() + x.waiting.size() + static_cast<std::size_t>(x.incoming);
     };
-    for (int d = prefill_ + 1; d < static_cast<int>(replicas_.size()); ++d)
-      if (load(d) < load(best) ||
-          (load(d) == load(best) && link(r, d).bytes_per_s > link(r, best).bytes_per_s))
+    for (int d = prefill_; d < static_cast<int>(replicas_.size()); ++d)
+      if (replicas_[static_cast<std::size_t>(d)].power == Power::kReady &&
+          (best < 0 || load(d) < load(best) ||
+           (load(d) == load(best) && link(r, d).bytes_per_s > link(r, best).bytes_per_s)))
         best = d;
     ++replicas_[static_cast<std::size_t>(best)].incoming;
+    ++rep.outgoing;
     RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
     o.decode_replica = best;
     o.kv_transfer_s = link(r, best).seconds(static_cast<double>(s.computed) * c_.kv_bytes_per_token);
@@ -397,6 +434,7 @@ class Engine {
     Seq& s = seqs_[static_cast<std::size_t>(id)];
     const int from = s.xfer_from;
     replicas_[static_cast<std::size_t>(from)].free_blocks += s.xfer_blocks;
+    --replicas_[static_cast<std::size_t>(from)].outgoing;
     s.xfer_blocks = 0;
     if (!replicas_[static_cast<std::size_t>(from)].busy) start(from, now, steps);
     const int d = result_.requests[static_cast<std::size_t>(id)].decode_replica;
@@ -413,7 +451,9 @@ class Engine {
   std::vector<Replica> replicas_;
   ServingResult result_;
   BatchShape shape_;
-  bool autoscale_ = false;
+  std::vector<Group> groups_;  ///< the autoscaled groups
+  bool autoscale_ = false;     ///< any group autoscaled
+  bool front_scaled_ = false;  ///< the replicas taking arrivals are autoscaled: route to ready ones
   int rr_ = 0;
   int prefill_ = 0;  ///< prefill replicas (0: colocated)
   int front_ = 1;    ///< replicas that take arrivals

@@ -52,6 +52,13 @@ struct ServingEngineConfig {
   /// replica starts and serves after model_load_s; when nothing waits, an idle ready replica above
   /// min_replicas stops. Replicas never exceed `replicas`.
   int min_replicas = 0;
+  /// Disaggregated services scale each group by its own signal instead (min_replicas unused): the
+  /// prefill group [0, prefill_replicas) when 0 < min_prefill_replicas < prefill_replicas, the decode
+  /// group when 0 < min_decode_replicas < its size; each group's waiting requests (arrivals on the
+  /// prefill replicas; landed KV waiting to decode on the decode replicas) per ready replica of the
+  /// group against scale_up_queue. A replica stops only with no KV transfer from or to it.
+  int min_prefill_replicas = 0;
+  int min_decode_replicas = 0;
   double scale_interval_s = 10;
   double scale_up_queue = 4;
   double model_load_s = 60;
@@ -62,6 +69,14 @@ struct ServingEngineConfig {
   std::vector<KvLink> kv_links;   ///< per pair, prefill-major: [p * decode_replicas + d]
   /// Per replica, its speed share (step time / share; MPS co-location interference); empty: all 1.
   std::vector<double> replica_speed;
+  /// Per replica, a time-varying factor on that speed (training jobs joining and leaving its MPS GPU),
+  /// in time order: from t_s on, steps take step / (speed x factor). A step keeps the factor in force
+  /// when it starts. Empty (or a replica's list empty): 1.
+  struct SpeedChange {
+    double t_s = 0;
+    double factor = 1;
+  };
+  std::vector<std::vector<SpeedChange>> replica_speed_changes;
 };
 
 struct RequestOutcome {

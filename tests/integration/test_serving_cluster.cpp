@@ -191,4 +191,18 @@ TEST_CASE("services on the cluster: disaggregated KV moves over NVLink within a 
   CHECK(error_of(bad, "prefill_replicas = 1\n").find("must both be >= 1") != std::string::npos);
   CHECK(error_of(bad, "replicas = 2\nprefill_replicas = 1\ndecode_replicas = 1\n")
             .find("give prefill_replicas") != std::string::npos);
+  // The autoscaler scales each group by its own keys.
+  CHECK(error_of(bad, "prefill_replicas = 1\ndecode_replicas = 2\nmin_replicas = 1\n")
+            .find("give min_prefill_replicas and/or min_decode_replicas instead") != std::string::npos);
+  CHECK(error_of(bad, "prefill_replicas = 1\ndecode_replicas = 2\nmin_decode_replicas = 3\n")
+            .find("must be in 0..decode_replicas") != std::string::npos);
+  CHECK(error_of(bad, "min_decode_replicas = 1\n").find("only with prefill_replicas and decode_replicas") !=
+        std::string::npos);
+  Shared scaled;
+  const auto a =
+      scaled.run("prefill_replicas = 1\ndecode_replicas = 2\nmin_decode_replicas = 1\nkv_cache_gib = 0.001\n")
+          ["services"]["tiny"];
+  CHECK(a["autoscaled"] == true);
+  CHECK(a["completed"] == 2);
+  CHECK(a["peak_replicas"] == 2);  // two requests never queue: the second decode replica never starts
 }

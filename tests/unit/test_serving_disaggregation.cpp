@@ -144,3 +144,104 @@ TEST_CASE("serving engine: a replica's speed share stretches its steps") {
   CHECK(r.requests[0].end_s == doctest::Approx(0.020 + 2 * 0.011));
   CHECK(r.requests[1].end_s == doctest::Approx(0.001 + (0.020 + 2 * 0.011) / 0.4));
 }
+
+TEST_CASE("serving engine: a time-varying speed factor applies to the steps that start after it") {
+  // Replica 0 alone: prefill 100 tokens (20 ms), then 2 decodes (11 ms each) = 42 ms per request. From
+  // t = 0.5 s its factor is 0.5 (a training job joined its MPS GPU): the request at 1 s takes 84 ms.
+  const LinearStep m;
+  ServingEngineConfig c;
+  c.kv_blocks = 1000;
+  c.replica_speed_changes = {{{0.5, 0.5}}};
+  const auto r = simulate_serving({req(0, 100, 3), req(1, 100, 3)}, m, c);
+  CHECK(r.requests[0].end_s == doctest::Approx(0.042));
+  CHECK(r.requests[1].end_s == doctest::Approx(1 + 0.042 / 0.5));
+}
+
+namespace {
+
+/// A load step: 100-token prompts, 100 output tokens, one every 0.25 s for 40 s. One decode replica
+/// with max_num_seqs 1 decodes ~0.9 request/s (99 steps of 11 ms), so transferred requests queue on it.
+std::vector<ServingRequest> load_step() {
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 160; ++i) reqs.push_back(req(0.25 * i, 100, 100));
+  return reqs;
+}
+
+ServingEngineConfig scaled_groups() {
+  ServingEngineConfig c = disaggregated();
+  c.kv_link = {INFINITY, 0};
+  c.replicas = 4;  // 1 prefill + 3 decode
+  c.max_num_seqs = 1;
+  c.scale_interval_s = 1;
+  c.scale_up_queue = 2;
+  c.model_load_s = 5;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("disaggregation autoscaler: the decode group scales up by its own queue, after the model load") {
+  const LinearStep m;
+  const auto reqs = load_step();
+  ServingEngineConfig c = scaled_groups();
+  c.min_decode_replicas = 1;
+  const ServingResult r = simulate_serving(reqs, m, c);
+  // Decisions every 1 s: at t = 1 the decode queue (> 2 per ready replica) starts replica 2, which
+  // serves from t = 6; at t = 6 (none loading any more) replica 3 starts, serving from t = 11. A
+  // request is handed to a decode replica when its prefill ends (its first token).
+  CHECK(r.peak_replicas == 4);
+  int on2 = 0, on3 = 0;
+  for (const auto& o : r.requests) {
+    REQUIRE(o.end_s > 0);
+    CHECK(o.replica == 0);  // the prefill group (not autoscaled) takes every arrival
+    if (o.decode_replica == 2) CHECK(o.first_token_s >= 6 - 1e-9);
+    if (o.decode_replica == 3) CHECK(o.first_token_s >= 11 - 1e-9);
+    on2 += o.decode_replica == 2 ? 1 : 0;
+    on3 += o.decode_replica == 3 ? 1 : 0;
+  }
+  CHECK(on2 > 0);
+  CHECK(on3 > 0);
+  // Switched on late, off when idle: less replica time than four all along, more than the minimum two.
+  CHECK(r.replica_s < 4 * r.end_s);
+  CHECK(r.replica_s > 2 * r.end_s);
+  // More decode replicas over time never hurt: the mean E2E lies below one static decode replica's.
+  ServingEngineConfig one = scaled_groups();
+  one.replicas = 2;
+  const ServingResult s = simulate_serving(reqs, m, one);
+  double e_auto = 0, e_one = 0;
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    e_auto += r.requests[i].end_s - reqs[i].arrival_s;
+    e_one += s.requests[i].end_s - reqs[i].arrival_s;
+  }
+  CHECK(e_auto < e_one);
+}
+
+TEST_CASE("disaggregation autoscaler: never below a group's minimum, and the prefill group by its queue") {
+  const LinearStep m;
+  // Light load (one request every 5 s, served in ~1.1 s): nothing queues, so nothing starts, and the
+  // minimum (1 prefill + 2 decode) stays on from start to end.
+  std::vector<ServingRequest> light;
+  for (int i = 0; i < 10; ++i) light.push_back(req(5.0 * i, 100, 100));
+  ServingEngineConfig c = scaled_groups();
+  c.min_decode_replicas = 2;
+  const ServingResult r = simulate_serving(light, m, c);
+  CHECK(r.peak_replicas == 3);
+  CHECK(r.replica_s == doctest::Approx(3 * r.end_s));
+  for (const auto& o : r.requests) CHECK(o.decode_replica < 3);
+  // Prefill-heavy: 3000-token prompts every 0.1 s; one prefill replica needs ~0.33 s each (two chunks
+  // under the 2048-token budget), so arrivals queue there. 3 prefill replicas, min 1; 1 decode replica.
+  std::vector<ServingRequest> heavy;
+  for (int i = 0; i < 100; ++i) heavy.push_back(req(0.1 * i, 3000, 2));
+  ServingEngineConfig p = scaled_groups();
+  p.prefill_replicas = 3;
+  p.max_num_seqs = 256;
+  p.kv_blocks = 100000;
+  p.min_prefill_replicas = 1;
+  const ServingResult h = simulate_serving(heavy, m, p);
+  CHECK(h.peak_replicas == 4);
+  for (const auto& o : h.requests) {
+    REQUIRE(o.end_s > 0);
+    if (o.replica > 0) CHECK(o.arrival_s >= 6 - 1e-9);  // replica 1 started at t = 1, serves from 6
+    CHECK(o.decode_replica == 3);
+  }
+}
