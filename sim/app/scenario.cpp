@@ -257,6 +257,8 @@ ClusterSpec build_cluster(const toml::table& root, const Loader& l) {
         parse_topology(l.get<std::string>(*nt, p, "topology", "leaf-spine"), l, nt->get("topology"));
     net.nodes_per_leaf = l.get<int>(*nt, p, "nodes_per_leaf", net.nodes_per_leaf);
     net.oversubscription = l.get<double>(*nt, p, "oversubscription", net.oversubscription);
+    net.leaves_per_pod = l.get<int>(*nt, p, "leaves_per_pod", net.leaves_per_pod);
+    net.core_oversubscription = l.get<double>(*nt, p, "core_oversubscription", net.core_oversubscription);
     net.nic_gbps = l.get<double>(*nt, p, "nic_gbps", net.nic_gbps);
     net.nics_per_node = l.get<int>(*nt, p, "nics_per_node", net.nics_per_node);
     net.gpus_per_nic = l.get<int>(*nt, p, "gpus_per_nic", net.gpus_per_nic);

@@ -36,6 +36,11 @@ const KeyRegistrar kCluster{{
     {"cluster.network", "nodes_per_leaf", K::kInt, "", "16", "nodes under one leaf switch"},
     {"cluster.network", "oversubscription", K::kFloat, "", "1 = non-blocking",
      "leaf down:up capacity ratio, >= 1"},
+    {"cluster.network", "leaves_per_pod", K::kInt, "", "0 = 2-tier",
+     "3-tier fabric (leaf-spine, rail-optimized): leaf groups per pod; pods reach each other through "
+     "one core uplink each (link pod-<p>-core)"},
+    {"cluster.network", "core_oversubscription", K::kFloat, "", "1 = non-blocking",
+     "pod down:core up capacity ratio, >= 1 (3-tier only)"},
     {"cluster.network", "nic_gbps", K::kFloat, "Gbit/s", "100", "bandwidth of one NIC"},
     {"cluster.network", "nics_per_node", K::kInt, "", "1",
      "NICs per node; rail-optimized: one rail each, else bonded into one link"},

@@ -54,8 +54,9 @@ EnergyObserver::EnergyObserver(const PowerConfig& config, const ClusterSpec& clu
   }
   nodes_ = static_cast<int>(cluster.nodes.size());
   const FabricInventory inv = fabric_inventory(cluster);
-  link_w_ = static_cast<double>(inv.nics) * config_.nic_w +
-            static_cast<double>(inv.leaf_switches + inv.spine_switches) * config_.switch_w;
+  link_w_ =
+      static_cast<double>(inv.nics) * config_.nic_w +
+      static_cast<double>(inv.leaf_switches + inv.spine_switches + inv.core_switches) * config_.switch_w;
   static_w_ = nodes_ * config_.node_base_w + link_w_;
 }
 

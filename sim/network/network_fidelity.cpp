@@ -200,7 +200,7 @@ NetworkReport NetworkFabric::report(double end_s, int buckets) const {
     if (tier == "cpu" || l->get_sharing_policy() == simgrid::s4u::Link::SharingPolicy::FATPIPE) continue;
     tier_capacity[tier] += l->get_bandwidth();
     auto it = index_.find(l);
-    const bool fabric = tier == "nic" || tier == "leaf-uplink" || tier == "spine";
+    const bool fabric = tier == "nic" || tier == "leaf-uplink" || tier == "spine" || tier == "core";
     if (it == index_.end() && !fabric) continue;
     LinkStat s;
     s.name = l->get_name();

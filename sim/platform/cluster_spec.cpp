@@ -24,6 +24,12 @@ void validate_network(const NetworkSpec& n, const std::string& file) {
   if (n.nodes_per_leaf < 1) fail("nodes_per_leaf", "must be >= 1, got " + std::to_string(n.nodes_per_leaf));
   if (!(n.oversubscription >= 1.0) || !std::isfinite(n.oversubscription))
     fail("oversubscription", "must be >= 1 (1 = non-blocking), got " + fmt(n.oversubscription));
+  if (n.leaves_per_pod < 0)
+    fail("leaves_per_pod", "must be >= 0 (0 = 2-tier), got " + std::to_string(n.leaves_per_pod));
+  if (n.leaves_per_pod > 0 && n.topology == Topology::kFatTree)
+    fail("leaves_per_pod", "a core tier is built for leaf-spine and rail-optimized fabrics, not fat-tree");
+  if (!(n.core_oversubscription >= 1.0) || !std::isfinite(n.core_oversubscription))
+    fail("core_oversubscription", "must be >= 1 (1 = non-blocking), got " + fmt(n.core_oversubscription));
   if (!(n.nic_gbps > 0) || !std::isfinite(n.nic_gbps))
     fail("nic_gbps", "must be > 0 Gbit/s, got " + fmt(n.nic_gbps));
   if (!(n.intra_node_gbps > 0) || !std::isfinite(n.intra_node_gbps))
@@ -109,6 +115,11 @@ FabricInventory fabric_inventory(const ClusterSpec& spec) {
   const double down_ports = rail ? n.nodes_per_leaf : static_cast<double>(n.nodes_per_leaf) * n.nics_per_node;
   const auto up_ports = static_cast<long>(std::ceil(down_ports / n.oversubscription - 1e-9));
   inv.spine_switches = (inv.leaf_switches * up_ports + n.switch_ports - 1) / n.switch_ports;
+  if (n.leaves_per_pod > 0 && groups > n.leaves_per_pod) {  // every spine's uplinks / core oversubscription
+    const auto core_ports = static_cast<long>(
+        std::ceil(static_cast<double>(inv.leaf_switches * up_ports) / n.core_oversubscription - 1e-9));
+    inv.core_switches = (core_ports + n.switch_ports - 1) / n.switch_ports;
+  }
   return inv;
 }
 

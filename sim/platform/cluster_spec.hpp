@@ -22,9 +22,13 @@ struct NetworkSpec {
   Topology topology = Topology::kLeafSpine;
   int nodes_per_leaf = 16;
   double oversubscription = 1.0;  ///< leaf downlink : uplink capacity ratio (1 = non-blocking)
-  double nic_gbps = 100;          ///< bandwidth of one NIC, Gbit/s
-  int nics_per_node = 1;          ///< NICs per node (rail-optimized: one rail each; else bonded to the leaf)
-  int gpus_per_nic = 0;           ///< GPUs sharing one NIC (GPU i uses NIC i / gpus_per_nic); 0 = auto
+  /// 3-tier (leaf-spine, rail-optimized): leaf groups per pod, whose spines reach the other pods
+  /// through a core tier; 0 = 2-tier (spines join every leaf group directly).
+  int leaves_per_pod = 0;
+  double core_oversubscription = 1.0;  ///< pod downlink : core uplink capacity ratio (1 = non-blocking)
+  double nic_gbps = 100;               ///< bandwidth of one NIC, Gbit/s
+  int nics_per_node = 1;  ///< NICs per node (rail-optimized: one rail each; else bonded to the leaf)
+  int gpus_per_nic = 0;   ///< GPUs sharing one NIC (GPU i uses NIC i / gpus_per_nic); 0 = auto
   int switch_ports = 64;  ///< ports per spine switch: counts the spines of aggregated uplinks (energy)
   IntraNode intra_node = IntraNode::kNvlink;
   double intra_node_gbps = 2400;  ///< per-GPU intra-node bandwidth, Gbit/s (e.g. 300 GB/s NVLink3 = 2400)
@@ -62,6 +66,7 @@ struct FabricInventory {
   long nics = 0;            ///< NICs (one port each) over all nodes
   long leaf_switches = 0;   ///< leaf (top-of-rack / rail) switches
   long spine_switches = 0;  ///< spine switches (0 when one leaf switch serves the whole cluster)
+  long core_switches = 0;   ///< 3-tier: core switches joining the pods' spines
 };
 FabricInventory fabric_inventory(const ClusterSpec& spec);
 

@@ -182,6 +182,50 @@ BuiltLeaf build_leaf(const ClusterSpec& spec, int leaf, std::size_t first, std::
   return b;
 }
 
+// 3-tier fabrics: leaf groups gathered into pods. A pod is a star zone "pod-<p>" under the root with
+// its spine router "pod-<p>-spine-router" (in zone "pod-<p>-spine"); pods reach each other through one core
+// uplink each, "pod-<p>-core", carrying the pod's leaf-group uplink capacity / core_oversubscription. 2-tier
+// (leaves_per_pod = 0): no pods, every leaf group hangs from the root.
+class Pods {
+ public:
+  Pods(const ClusterSpec& spec, sg4::NetZone* root, double group_uplink_bw) : root_(root) {
+    const NetworkSpec& net = spec.network;
+    per_pod_ = net.leaves_per_pod;
+    if (per_pod_ <= 0) return;
+    const int leaves = spec.leaves();
+    for (int pod = 0; pod * per_pod_ < leaves; ++pod) {
+      const std::string name = "pod-" + std::to_string(pod);
+      sg4::NetZone* zone = sg4::create_star_zone(name);
+      zone->set_parent(root);
+      // SimGrid 3.32 routes to a gateway only through a child zone of the pod (a gateway directly in
+      // the pod would need a local route from hosts two zones down), so the spine router gets a
+      // zone of its own.
+      sg4::NetZone* spine_zone = sg4::create_star_zone(name + "-spine");
+      spine_zone->set_parent(zone);
+      NetPoint* spine = spine_zone->create_router(name + "-spine-router");
+      spine_zone->seal();
+      zone->add_route(spine_zone->get_netpoint(), nullptr, spine, nullptr, {}, true);
+      const int groups = std::min(per_pod_, leaves - pod * per_pod_);
+      auto* core = duplex(root, name + "-core", groups * group_uplink_bw / net.core_oversubscription,
+                          net.link_latency_s);
+      root->add_route(zone->get_netpoint(), nullptr, spine, nullptr, {sg4::LinkInRoute(core, Dir::UP)});
+      zones_.push_back(zone);
+    }
+  }
+  /// The zone that holds leaf group `leaf`: its pod, or the root for a 2-tier fabric.
+  sg4::NetZone* parent_of(int leaf) const {
+    return per_pod_ > 0 ? zones_[static_cast<std::size_t>(leaf / per_pod_)] : root_;
+  }
+  void seal() const {
+    for (auto* z : zones_) z->seal();
+  }
+
+ private:
+  sg4::NetZone* root_;
+  int per_pod_ = 0;
+  std::vector<sg4::NetZone*> zones_;
+};
+
 Platform build_leaf_spine(const ClusterSpec& spec) {
   const NetworkSpec& net = spec.network;
   Platform p;
@@ -189,14 +233,17 @@ Platform build_leaf_spine(const ClusterSpec& spec) {
   p.nodes.resize(spec.nodes.size());
   const double uplink_bw =
       net.nodes_per_leaf * net.nics_per_node * net.nic_gbps * kGbitToBytes / net.oversubscription;
+  const Pods pods(spec, p.root, uplink_bw);
 
   for_each_leaf(spec, [&](int leaf, std::size_t first, std::size_t last) {
-    BuiltLeaf b = build_leaf(spec, leaf, first, last, p.root, p);
-    auto* uplink = duplex(p.root, b.zone->get_name() + "-uplink", uplink_bw, net.link_latency_s);
-    p.root->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr,
+    sg4::NetZone* parent = pods.parent_of(leaf);
+    BuiltLeaf b = build_leaf(spec, leaf, first, last, parent, p);
+    auto* uplink = duplex(parent, b.zone->get_name() + "-uplink", uplink_bw, net.link_latency_s);
+    parent->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr,
                       {sg4::LinkInRoute(uplink, Dir::UP)});
     p.leaf_uplinks.push_back(uplink->get_link_up());
   });
+  pods.seal();
   p.root->seal();
   return p;
 }
@@ -301,13 +348,20 @@ BuiltLeaf build_rail_group(const ClusterSpec& spec, int group, std::size_t first
 }
 
 Platform build_rail_optimized(const ClusterSpec& spec) {
+  const NetworkSpec& net = spec.network;
   Platform p;
   p.root = sg4::create_star_zone("fabric");
   p.nodes.resize(spec.nodes.size());
+  // A group's uplink capacity: one uplink per rail leaf of nodes_per_leaf NICs / oversubscription.
+  const Pods pods(
+      spec, p.root,
+      net.nics_per_node * net.nodes_per_leaf * net.nic_gbps * kGbitToBytes / net.oversubscription);
   for_each_leaf(spec, [&](int group, std::size_t first, std::size_t last) {
-    BuiltLeaf b = build_rail_group(spec, group, first, last, p.root, p);
-    p.root->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr, {});
+    sg4::NetZone* parent = pods.parent_of(group);
+    BuiltLeaf b = build_rail_group(spec, group, first, last, parent, p);
+    parent->add_route(b.zone->get_netpoint(), nullptr, b.router, nullptr, {});
   });
+  pods.seal();
   p.root->seal();
   return p;
 }
@@ -327,8 +381,9 @@ void validate_spec(const ClusterSpec& spec) {
                        "node '" + n.name + "' has leaf " + std::to_string(n.leaf) +
                            "; leaves are assigned in order (index / nodes_per_leaf)");
     // Names of our own SimGrid zones, routers and links must not clash with node names.
-    if (n.name == "fabric" || n.name.starts_with("leaf-"))
-      throw InputError("", 0, "cluster.nodes", "node name '" + n.name + "' is reserved (fabric, leaf-*)");
+    if (n.name == "fabric" || n.name.starts_with("leaf-") || n.name.starts_with("pod-"))
+      throw InputError("", 0, "cluster.nodes",
+                       "node name '" + n.name + "' is reserved (fabric, leaf-*, pod-*)");
   }
 }
 }  // namespace
@@ -374,7 +429,7 @@ void rerate_network(const NetworkSpec& built, const NetworkSpec& target) {
     const bool gpu_pcie = name.find("-pcie_") != std::string::npos || name.ends_with("-pcie");
     if (tier == "intra" && gpu_pcie) {  // rail-optimized: a GPU's PCIe link to its NIC
       l->set_bandwidth(std::max(kHostLinkGbps, target.nic_gbps) * kGbitToBytes);
-    } else if (tier == "nic" || tier == "leaf-uplink" || tier == "spine") {
+    } else if (tier == "nic" || tier == "leaf-uplink" || tier == "spine" || tier == "core") {
       l->set_bandwidth(l->get_bandwidth() * nic);
     } else {
       l->set_bandwidth(l->get_bandwidth() * intra);

@@ -12,6 +12,9 @@
 // Rail-optimized: per group of nodes_per_leaf nodes one leaf per rail (NIC index), rail leaves
 // joined by the group's spine router; GPU pairs inside a node by the NVSwitch/PCIe crossbar.
 // Leaves are assigned by position (node index / nodes_per_leaf).
+// 3-tier (leaf-spine, rail-optimized; network.leaves_per_pod > 0): leaf groups sit in pod zones
+// "pod-<p>" whose spine router reaches the other pods through one core uplink "pod-<p>-core" of the
+// pod's group uplink capacity / core_oversubscription.
 // Trap: SimGrid 3.32 may list a route's links out of path order (Host::route_to); treat it as a set.
 #include <string>
 #include <vector>

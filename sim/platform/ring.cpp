@@ -71,6 +71,7 @@ std::string link_tier(const std::string& link_name) {
       ends_with(n, "-pcie"))
     return "intra";
   if (ends_with(n, "-uplink")) return "leaf-uplink";
+  if (n.rfind("pod-", 0) == 0 && ends_with(n, "-core")) return "core";
   if (ends_with(n, "-cpu")) return "cpu";
   if (n.find("-gpu") != std::string::npos) return "gpu";
   return "spine";

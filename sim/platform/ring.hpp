@@ -44,7 +44,8 @@ simgrid::s4u::ExecPtr start_ring_ptask(const std::vector<simgrid::s4u::Host*>& r
 std::vector<std::pair<int, int>> ring_order(const std::vector<std::pair<int, int>>& gpus);
 
 /// Link tier from a platform link name (sim/platform/platform.cpp naming): nic, leaf-uplink, intra,
-/// gpu, cpu or spine (anything else, e.g. SimGrid's fat-tree links).
+/// gpu, cpu, core (3-tier: a pod's uplink "pod-<p>-core") or spine (anything else, e.g. SimGrid's
+/// fat-tree links).
 std::string link_tier(const std::string& link_name);
 
 }  // namespace fleetsim
