@@ -87,6 +87,62 @@ TEST_CASE("llm: a tiny GPT on one GPU takes one microsecond per kernel (88 kerne
   CHECK(r.feasible);
 }
 
+TEST_CASE("llm: 7 layers on 3 pipeline stages split 3-2-2 and the slowest stage sets the period") {
+  // One microsecond per kernel: a layer is 15 forward + 23 backward = 38 us per micro-batch, the
+  // embedding 2 + 1, the head 3 + 5. Stage 0: 3 layers + embedding = 117 us; stage 1: 2 layers = 76;
+  // stage 2: 2 layers + head = 84. 4 micro-batches of the critical stage 0 plus the bubble (the other
+  // stages once, 76 + 84) plus the optimizer (1): 4 x 117 + 160 + 1 = 629 us.
+  class Constant final : public KernelModel {
+   public:
+    KernelPrediction predict(const KernelDesc&, const GpuSpec&) const override {
+      return {1e-6, PredictionLabel::measured};
+    }
+  };
+  const TransformerConfig m = gpt_config(7, 64, 4, 128, 16);
+  TrainingSetup s = tiny_setup();
+  s.global_batch = 4, s.pp = 3;
+  validate(m, s, "tiny");
+  const Prediction r = predict_iteration(m, s, a100(), Constant{}, NoComm{});
+  REQUIRE(r.stages.size() == 3);
+  CHECK(r.stages[0].layers == 3);
+  CHECK(r.stages[1].layers == 2);
+  CHECK(r.stages[2].layers == 2);
+  CHECK(r.critical_stage == 0);
+  CHECK(r.stages[0].forward_s + r.stages[0].backward_s == doctest::Approx(117e-6));
+  CHECK(r.stages[2].forward_s + r.stages[2].backward_s == doctest::Approx(84e-6));
+  CHECK(r.bubble_s == doctest::Approx(160e-6));
+  CHECK(r.total_s == doctest::Approx(629e-6));
+  s.pp = 8;  // more stages than layers
+  CHECK_THROWS_WITH_AS(validate(m, s, "cfg.json"), doctest::Contains("'pp'"), InputError);
+}
+
+TEST_CASE("llm: Hugging Face eager kernels of a GPT-2 layer and a BERT classifier head (NeuSight)") {
+  // GPT-2 inference, eager, one layer forward: ln1, qkv, score, scale, mask (where), softmax, context,
+  // contiguous, proj, residual add, ln2, fc1, gelu_new as 8 kernels, fc2, residual add = 22 kernels;
+  // training adds the 3 dropouts. BERT: Q, K and V are three GEMMs; its classifier head is the pooler,
+  // tanh and a 2-way classifier (no vocabulary GEMM), and no loss when the setup has none.
+  TransformerConfig gpt2 = gpt_config(2, 64, 4, 128, 16);
+  gpt2.model_type = "gpt2", gpt2.activation = "gelu_new";
+  TrainingSetup s = tiny_setup();
+  s.eager = true, s.dropout = false, s.loss = false;
+  auto kernels = [](const PassOps& p) {
+    double n = 0;
+    for (const LlmOp& op : p.ops) n += op.count;
+    return n;
+  };
+  CHECK(kernels(layer_ops(gpt2, s).forward) == 22);
+  CHECK(kernels(head_ops(gpt2, s).forward) == 2);  // final ln, logits
+  s.dropout = true;
+  CHECK(kernels(layer_ops(gpt2, s).forward) == 25);
+  TransformerConfig bert = gpt_config(2, 64, 4, 128, 16);
+  bert.model_type = "bert", bert.activation = "gelu";
+  s.dropout = false, s.classifier_head = true;
+  CHECK(kernels(layer_ops(bert, s).forward) == 17);  // 3 GEMMs for Q/K/V, 1 gelu
+  const LayerOps head = head_ops(bert, s);
+  CHECK(kernels(head.forward) == 3);
+  for (const LlmOp& op : head.forward.ops) CHECK(op.kernel.n != 128);  // no vocabulary GEMM
+}
+
 TEST_CASE("llm: TP=PP=DP=1 equals the sum of the operator predictions") {
   const TransformerConfig m = gpt_config(4, 256, 8, 1024, 128);
   TrainingSetup s = tiny_setup();
