@@ -47,7 +47,7 @@ const KeyRegistrar kKeys{{
      "calibration JSON for the kernel and collective models (e.g. models/calibrations/neusight-fp32.json)",
      "llm"},
     {"execution", "llm_launch_floor_us", K::kFloat, "us", "0",
-     "host time to launch one kernel: a kernel takes at least this long (70 fits vTrain)", "llm",
+     "host time to launch one kernel: a kernel takes at least this long (84 fits vTrain)", "llm",
      [](const Options& o, const std::string& key) {
        if (o.number(key, 0) < 0) throw o.error(key, "must be >= 0");
      }},

@@ -74,9 +74,9 @@ class CalibratedModel : public KernelModel {
     if (it != by_name_.end()) {
       const DeviceFits& d = devices_[it->second];
       const int exact = d.fit[static_cast<std::size_t>(op)][static_cast<std::size_t>(k.dtype)];
-      if (exact >= 0) return {evaluate(d, exact, k, d.cal->spec), PredictionLabel::interpolated};
+      if (exact >= 0) return evaluate(d, exact, k, d.cal->spec, PredictionLabel::interpolated);
       if (const int other = any_fit(d, op); other >= 0)
-        return {evaluate(d, other, k, d.cal->spec), PredictionLabel::extrapolated};
+        return evaluate(d, other, k, d.cal->spec, PredictionLabel::extrapolated);
     }
     // No fit for this device: the most similar calibrated device's fit, on this device's spec.
     const DeviceFits* best = nullptr;
@@ -93,7 +93,7 @@ class CalibratedModel : public KernelModel {
     const double ratio = best->cal->spec.memory_bw_gbs > 0 && gpu.memory_bw_gbs > 0
                              ? gpu.memory_bw_gbs / best->cal->spec.memory_bw_gbs
                              : 1.0;
-    return {evaluate(*best, idx, k, gpu, ratio), PredictionLabel::extrapolated};
+    return evaluate(*best, idx, k, gpu, PredictionLabel::extrapolated, ratio);
   }
 
  private:
@@ -105,21 +105,24 @@ class CalibratedModel : public KernelModel {
     return -1;
   }
 
-  static double evaluate(const DeviceFits& d, int idx, const KernelDesc& k, const GpuSpec& spec,
-                         double bw_ratio = 1.0) {
+  static KernelPrediction evaluate(const DeviceFits& d, int idx, const KernelDesc& k, const GpuSpec& spec,
+                                   PredictionLabel label, double bw_ratio = 1.0) {
     const double floor = 0.5 * roofline_seconds(k, spec);
     if (k.is_gemm()) {
       const GemmFit& g = d.cal->gemm[static_cast<std::size_t>(idx)];
       const auto x = gemm_features(k, spec);
       double s = 0;
       for (std::size_t j = 0; j < x.size(); ++j) s += g.coef[j] * x[j];
-      return std::max({s, floor, 1e-6});
+      const double seconds = std::max({s, floor, 1e-6});
+      // The empty kernel's time: the terms that do not grow with the work (constant and per batch).
+      const double fixed = std::clamp(g.coef[0] * x[0] + g.coef[5] * x[5], 0.0, seconds);
+      return {seconds, label, fixed};
     }
     const MemoryFit& m = d.cal->memory[static_cast<std::size_t>(idx)];
     const double row = static_cast<double>(k.h);
     const double t =
         bw_ratio == 1.0 ? m.curve.seconds(k.bytes(), row) : scaled(m.curve, bw_ratio).seconds(k.bytes(), row);
-    return std::max({t, floor, 1e-6});
+    return {std::max({t, floor, 1e-6}), label, 0.0};
   }
 
   KernelCalibration cal_;

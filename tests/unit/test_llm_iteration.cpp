@@ -253,6 +253,13 @@ TEST_CASE("llm: the CLI exits 2 on an unknown GPU or a bad layout, with no outpu
   r = test::run_fleetsim("llm predict --model " + cfg + " --tp 3 --seq 128 --out " + out);
   CHECK(r.code == 2);
   CHECK(r.output.find("'tp'") != std::string::npos);
+  r = test::run_fleetsim("llm predict --model " + cfg + " --pp 5 --seq 128 --global-batch 2 --out " + out);
+  CHECK(r.code == 2);  // more pipeline stages than the 4 layers (3 stages split 2-1-1 are fine)
+  CHECK(r.output.find("'pp'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out" / "prediction.json"));
+  r = test::run_fleetsim("llm predict --model " + cfg + " --pp 3 --seq 128 --global-batch 2 --out " + out);
+  CHECK(r.code == 0);
+  fs::remove_all(dir / "out");
   r = test::run_fleetsim("llm predict --model " + cfg + " --seq 128 --global-batch 2 --out " + out);
   CHECK(r.code == 0);
   CHECK(fs::exists(dir / "out" / "prediction.json"));
@@ -273,7 +280,7 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   REQUIRE(cases.size() == 1440);
   LlmPlatform p = a100();
   p.gpu = &gpu_spec("A100-80GB");  // 6 cases need more than 40 GB without recomputation
-  p.launch_floor_s = 70e-6;        // fitted host time per kernel (README: "LLM training")
+  p.launch_floor_s = 84e-6;        // fitted host time per kernel (README: "LLM training")
   double sum = 0;
   for (const MeasuredCase& c : cases) {
     const Prediction r = predict_iteration(c.model, c.setup, p, *kernels, *comm);
@@ -282,5 +289,5 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   }
   const double mape = 100 * sum / static_cast<double>(cases.size());
   MESSAGE("vTrain single-server MAPE " << mape << "%");
-  CHECK(mape < 10.5);  // measured 9.52% (vTrain itself: 8.37%)
+  CHECK(mape < 7.0);  // measured 6.51% (9.52% before the GEMM intercept left the GPU time; vTrain: 8.37%)
 }
