@@ -55,6 +55,11 @@ std::string_view to_string(PredictionLabel l);
 struct KernelPrediction {
   double seconds = 0;
   PredictionLabel label = PredictionLabel::extrapolated;
+  /// The part of `seconds` that does not grow with the kernel's work: for a calibrated GEMM fit, its
+  /// time for an empty kernel of the same batch (the intercept). On NeuSight's sweeps it is 30-65 us,
+  /// the benchmark harness's host time per call rather than GPU time (a tiny cuBLAS kernel runs in a
+  /// few us); a caller that accounts host time separately subtracts it. 0 for the other models.
+  double fixed_s = 0;
 };
 
 /// One measured row of a microbenchmark CSV.
