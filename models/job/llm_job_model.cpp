@@ -47,11 +47,18 @@ const KeyRegistrar kKeys{{
      "calibration JSON for the kernel and collective models (e.g. models/calibrations/neusight-fp32.json)",
      "llm"},
     {"execution", "llm_launch_floor_us", K::kFloat, "us", "0",
-     "host time to launch one kernel: a kernel takes at least this long (vTrain fp16: 85 with tensor-core "
-     "efficiency 0.7, README)",
+     "host time to launch one kernel: a kernel takes at least this long (vTrain fp16: 85, with "
+     "llm_tensor_core_efficiency 0.7; README)",
      "llm",
      [](const Options& o, const std::string& key) {
        if (o.number(key, 0) < 0) throw o.error(key, "must be >= 0");
+     }},
+    {"execution", "llm_tensor_core_efficiency", K::kFloat, "", "the calibration's (1)",
+     "bf16/fp16 GEMMs run at this x the fp32 fits' roofline efficiency on the tensor-core peak (vTrain: 0.7)",
+     "llm",
+     [](const Options& o, const std::string& key) {
+       const double e = o.number(key, 1);
+       if (!(e > 0 && e <= 1)) throw o.error(key, "must be in (0, 1]");
      }},
     {"execution", "llm_recompute", K::kString, "", "selective",
      "activation recomputation of every job: none | selective | full", "llm"},
@@ -99,6 +106,8 @@ class LlmJobModel final : public JobModel {
     calibration_ = std::make_shared<Calibration>();
     if (const std::string cal = p.settings.text("llm_calibration", ""); !cal.empty())
       *calibration_ = load_calibration(cal);
+    if (p.settings.has("llm_tensor_core_efficiency"))
+      calibration_->kernels.tensor_core_efficiency = p.settings.number("llm_tensor_core_efficiency", 1);
     kernels_ = kernel_models().create("calibrated", calibration_->kernels, p.scenario_file, 0,
                                       "execution.llm_calibration");
     CollectiveModelParams cp;

@@ -55,6 +55,11 @@ std::string_view to_string(PredictionLabel l);
 struct KernelPrediction {
   double seconds = 0;
   PredictionLabel label = PredictionLabel::extrapolated;
+  /// The part of `seconds` that does not grow with the kernel's work: for a calibrated GEMM fit, its
+  /// time for an empty kernel of the same batch (the intercept). On NeuSight's sweeps it is 30-65 us,
+  /// the benchmark harness's host time per call rather than GPU time (a tiny cuBLAS kernel runs in a
+  /// few us); a caller that accounts host time separately subtracts it. 0 for the other models.
+  double fixed_s = 0;
 };
 
 /// One measured row of a microbenchmark CSV.
@@ -123,9 +128,11 @@ struct DeviceKernelCalibration {
 
 struct KernelCalibration {
   std::vector<DeviceKernelCalibration> devices;
-  /// GEMMs in a dtype without a fit of their own (bf16 from fp32 sweeps) run at the fit's roofline
-  /// efficiency times this factor (JSON "tensor_core_efficiency", optional, default 1; see
-  /// README "LLM training": 0.7 fits vTrain's A100 fp16 iterations, 1 the published H100 figures).
+  /// GEMMs in a dtype without a fit of their own (bf16 from fp32 sweeps) run at the roofline
+  /// efficiency of the fit's GPU work (without fixed_s) times this factor (JSON
+  /// "tensor_core_efficiency", optional, default 1; execution.llm_tensor_core_efficiency; README
+  /// "LLM training": 0.7 with an 85 us launch floor fits vTrain's A100 fp16 iterations and is what
+  /// the llm-fleet scenarios ship, 1 the published H100 figures).
   double tensor_core_efficiency = 1.0;
   const DeviceKernelCalibration* find(std::string_view device) const;
 };

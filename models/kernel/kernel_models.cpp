@@ -49,25 +49,42 @@ struct DeviceFits {
 /// Lowest roofline efficiency a transferred GEMM is given (a fit's tiny shapes can be far below).
 constexpr double kMinTransferEfficiency = 0.02;
 
-/// Seconds of GEMM `k` whose dtype the fit `g` was not measured in (a bf16 GEMM from an fp32 sweep):
-/// the fraction of its own roofline the fit attains for this shape on the device it was measured on
-/// (`home`, in the fit's dtype), applied to the roofline of the target (`spec`) in the kernel's
-/// dtype: tensor-core peak (peak_flops) and 2-byte elements for fp16/bf16. The fit's absolute terms
-/// (launch latency, per-wave overhead) were measured at the fit's dtype and would not shrink with
-/// the tensor-core peak, so they are not carried over as times. `tensor_core_efficiency` scales the
-/// result (KernelCalibration::tensor_core_efficiency).
-double transfer_dtype(const GemmFit& g, const KernelDesc& k, const GpuSpec& spec, const GpuSpec& home,
-                      double tensor_core_efficiency) {
+/// A GEMM fit's time for one kernel, split into the part that grows with the work and the fixed
+/// per-call part (the constant and per-batch terms: the empty kernel's time, which for the shipped
+/// calibrations is mostly the benchmark harness's host time per call).
+struct GemmParts {
+  double work_s = 0;
+  double fixed_s = 0;
+};
+
+GemmParts gemm_fit_parts(const GemmFit& g, const KernelDesc& k, const GpuSpec& spec) {
+  const auto x = gemm_features(k, spec);
+  GemmParts p;
+  for (std::size_t j = 0; j < x.size(); ++j) p.work_s += g.coef[j] * x[j];
+  p.fixed_s = g.coef[0] * x[0] + g.coef[5] * x[5];
+  p.work_s -= p.fixed_s;
+  return p;
+}
+
+/// GEMM `k` whose dtype the fit `g` was not measured in (a bf16 GEMM from an fp32 sweep). The work
+/// part runs at the fraction of its own roofline that the fit's work part (without the fixed
+/// per-call part) attains for this shape on the device it was measured on (`home`, in the fit's
+/// dtype), applied to the roofline of the target (`spec`) in the kernel's dtype: tensor-core peak
+/// (peak_flops) and 2-byte elements for fp16/bf16, scaled by `tensor_core_efficiency`
+/// (KernelCalibration::tensor_core_efficiency). The fixed part is per-call time that does not shrink
+/// with the tensor-core peak: it is carried over as it is (and, like an fp32 kernel's, left out of
+/// the GPU time when a launch floor replaces it, LlmPlatform::launch_floor_s).
+GemmParts transfer_dtype(const GemmFit& g, const KernelDesc& k, const GpuSpec& spec, const GpuSpec& home,
+                         double tensor_core_efficiency) {
   KernelDesc measured = k;
   measured.dtype = g.dtype;
   const GpuSpec& at = home.memory_bw_gbs > 0 ? home : spec;
-  const auto x = gemm_features(measured, at);
-  double fitted = 0;
-  for (std::size_t j = 0; j < x.size(); ++j) fitted += g.coef[j] * x[j];
+  const GemmParts fitted = gemm_fit_parts(g, measured, at);
   const double ideal = roofline_seconds(measured, at);
+  // No work left beyond the fixed part: the work runs at the roofline.
   const double efficiency =
-      fitted > 0 ? std::clamp(ideal / fitted, kMinTransferEfficiency, 1.0) : kMinTransferEfficiency;
-  return roofline_seconds(k, spec) / (efficiency * tensor_core_efficiency);
+      fitted.work_s > 0 ? std::clamp(ideal / fitted.work_s, kMinTransferEfficiency, 1.0) : 1.0;
+  return {roofline_seconds(k, spec) / (efficiency * tensor_core_efficiency), std::max(fitted.fixed_s, 0.0)};
 }
 
 class CalibratedModel : public KernelModel {
@@ -98,9 +115,9 @@ class CalibratedModel : public KernelModel {
     if (it != by_name_.end()) {
       const DeviceFits& d = devices_[it->second];
       const int exact = d.fit[static_cast<std::size_t>(op)][static_cast<std::size_t>(k.dtype)];
-      if (exact >= 0) return {evaluate(d, exact, k, d.cal->spec), PredictionLabel::interpolated};
+      if (exact >= 0) return evaluate(d, exact, k, d.cal->spec, PredictionLabel::interpolated);
       if (const int other = any_fit(d, op); other >= 0)
-        return {evaluate(d, other, k, d.cal->spec, d.cal->spec), PredictionLabel::extrapolated};
+        return evaluate(d, other, k, d.cal->spec, PredictionLabel::extrapolated, d.cal->spec);
     }
     // No fit for this device: the most similar calibrated device's fit, on this device's spec.
     const DeviceFits* best = nullptr;
@@ -117,7 +134,7 @@ class CalibratedModel : public KernelModel {
     const double ratio = best->cal->spec.memory_bw_gbs > 0 && gpu.memory_bw_gbs > 0
                              ? gpu.memory_bw_gbs / best->cal->spec.memory_bw_gbs
                              : 1.0;
-    return {evaluate(*best, idx, k, gpu, best->cal->spec, ratio), PredictionLabel::extrapolated};
+    return evaluate(*best, idx, k, gpu, PredictionLabel::extrapolated, best->cal->spec, ratio);
   }
 
  private:
@@ -131,29 +148,27 @@ class CalibratedModel : public KernelModel {
 
   /// `spec` is the target's spec; `home` the spec of the device the fit was measured on (used when
   /// the kernel's dtype differs from the fit's, see transfer_dtype).
-  double evaluate(const DeviceFits& d, int idx, const KernelDesc& k, const GpuSpec& spec,
-                  const GpuSpec& home = GpuSpec{}, double bw_ratio = 1.0) const {
+  KernelPrediction evaluate(const DeviceFits& d, int idx, const KernelDesc& k, const GpuSpec& spec,
+                            PredictionLabel label, const GpuSpec& home = GpuSpec{},
+                            double bw_ratio = 1.0) const {
     const double floor = 0.5 * roofline_seconds(k, spec);
     if (k.is_gemm()) {
       const GemmFit& g = d.cal->gemm[static_cast<std::size_t>(idx)];
-      if (g.dtype != k.dtype)
-        return std::max(
-            transfer_dtype(g, k, spec, home, k.dtype == DType::fp32 ? 1.0 : cal_.tensor_core_efficiency),
-            1e-6);
-      return std::max({gemm_fit_seconds(g, k, spec), floor, 1e-6});
+      if (g.dtype != k.dtype) {
+        const GemmParts t =
+            transfer_dtype(g, k, spec, home, k.dtype == DType::fp32 ? 1.0 : cal_.tensor_core_efficiency);
+        const double seconds = std::max(t.work_s + t.fixed_s, 1e-6);
+        return {seconds, label, std::min(t.fixed_s, seconds)};
+      }
+      const GemmParts p = gemm_fit_parts(g, k, spec);
+      const double seconds = std::max({p.work_s + p.fixed_s, floor, 1e-6});
+      return {seconds, label, std::clamp(p.fixed_s, 0.0, seconds)};
     }
     const MemoryFit& m = d.cal->memory[static_cast<std::size_t>(idx)];
     const double row = static_cast<double>(k.h);
     const double t =
         bw_ratio == 1.0 ? m.curve.seconds(k.bytes(), row) : scaled(m.curve, bw_ratio).seconds(k.bytes(), row);
-    return std::max({t, floor, 1e-6});
-  }
-
-  static double gemm_fit_seconds(const GemmFit& g, const KernelDesc& k, const GpuSpec& spec) {
-    const auto x = gemm_features(k, spec);
-    double s = 0;
-    for (std::size_t j = 0; j < x.size(); ++j) s += g.coef[j] * x[j];
-    return s;
+    return {std::max({t, floor, 1e-6}), label, 0.0};
   }
 
   KernelCalibration cal_;

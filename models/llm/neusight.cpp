@@ -71,6 +71,12 @@ void read_gpu_folder(const fs::path& folder, const std::string& configs, const T
     c.optimizer = false;
     c.setup = base;
     c.setup.dtype = DType::fp32;
+    // Hugging Face models in PyTorch eager mode, timed up to the logits (no loss); no dropout when
+    // inferring; BERT inference as sequence classification (pooler + classifier, no masked-LM head).
+    c.setup.eager = true;
+    c.setup.dropout = !c.inference;
+    c.setup.loss = false;
+    c.setup.classifier_head = c.inference && c.model.model_type == "bert";
     c.setup.seq = positive(std::string(parts[2]), file, "seq");
     c.setup.global_batch = c.setup.micro_batch = positive(std::string(parts[3]), file, "batch");
     c.setup.tp = c.setup.pp = c.setup.dp = c.setup.ep = 1;

@@ -32,7 +32,8 @@ void add_backward(PassOps& b, const PassOps& f) {
     } else if (op.kernel.op == "bmm") {
       b.ops.push_back({op.name + ".grad", op.kernel, 2 * op.count});
     } else {
-      b.ops.push_back({op.name + ".grad", op.kernel, (op.kernel.op == "ln" ? 2 : 1) * op.count});
+      const double n = (op.kernel.op == "ln" ? 2 : 1) * op.backward * op.count;
+      if (n > 0) b.ops.push_back({op.name + ".grad", op.kernel, n});
     }
   }
   for (LlmComm c : f.comms) {
@@ -68,6 +69,70 @@ void tp_reduce(PassOps& p, const TrainingSetup& s, double bytes, const std::stri
   p.comms.push_back({name, CommKind::tp, Collective::all_reduce, bytes, 1});
 }
 
+/// One layer as PyTorch eager mode runs a Hugging Face model (NeuSight's torch.fx traces; TP and
+/// sequence parallelism as in the fused layer). Copies and dropout are unary kernels ("mulu": one
+/// tensor in, one out); `backward` counts the kernels the traces list for each op's gradient.
+PassOps eager_layer(const TransformerConfig& m, const TrainingSetup& s, PassOps& core) {
+  const DType t = s.dtype;
+  const long T = s.micro_batch * s.seq, h = m.hidden, d = m.head_dim;
+  const long a = m.heads / s.tp, g = std::max(1L, m.kv_heads / s.tp);
+  const long Tn = s.sequence_parallel ? std::max(1L, T / s.tp) : T;
+  const long rows = s.micro_batch * a * s.seq;  // attention-score rows of seq elements
+  const bool gpt2 = m.model_type == "gpt2", opt = m.model_type == "opt";
+  const double act_bytes = static_cast<double>(T * h) * dtype_bytes(t);
+
+  core.ops.push_back({"attn.score", bmm(t, s.micro_batch * a, s.seq, s.seq, d), 1});
+  // GPT-2 and BERT divide the scores by sqrt(d) (OPT scales the queries instead), then mask them
+  // (GPT-2: torch.where with the causal mask; BERT, OPT: add the broadcast mask).
+  if (!opt) core.ops.push_back({"attn.scale", elementwise("divu", t, rows, s.seq), 1, 2});
+  core.ops.push_back({"attn.mask", elementwise(gpt2 ? "mulu" : "add", t, rows, s.seq), 1, 2});
+  // OPT clamps the masked scores at the dtype's minimum (torch.max with a scalar tensor).
+  if (opt) core.ops.push_back({"attn.clamp", elementwise("addu", t, rows, s.seq), 1, 2});
+  core.ops.push_back({"attn.softmax", elementwise("softmax", t, rows, s.seq), 1, 2});  // grad: mul + softmax
+  if (s.dropout) core.ops.push_back({"attn.dropout", elementwise("mulu", t, rows, s.seq), 1, 2});
+  core.ops.push_back({"attn.context", bmm(t, s.micro_batch * a, s.seq, d, s.seq), 1});
+
+  PassOps f;
+  f.ops.push_back({"ln1", elementwise("ln", t, Tn, h), 1});
+  if (gpt2) {
+    f.ops.push_back({"qkv", linear(t, T, (a + 2 * g) * d, h), 1});  // Conv1D c_attn: one GEMM
+  } else {
+    f.ops.push_back({"q", linear(t, T, a * d, h), 1});
+    f.ops.push_back({"k", linear(t, T, g * d, h), 1});
+    f.ops.push_back({"v", linear(t, T, g * d, h), 1});
+  }
+  if (opt) {  // q scaling, and q, k, v made contiguous for the bmm
+    f.ops.push_back({"attn.q_scale", elementwise("mulu", t, T, a * d), 1});
+    f.ops.push_back({"attn.contiguous", elementwise("mulu", t, T, a * d), 3, 2});
+  }
+  append(f, core, "");
+  if (!opt) f.ops.push_back({"attn.contiguous", elementwise("mulu", t, T, a * d), 1, 2});
+  f.ops.push_back({"proj", linear(t, T, h, a * d), 1});
+  tp_reduce(f, s, act_bytes, "attn.tp");
+  if (s.dropout) f.ops.push_back({"attn.residual_dropout", elementwise("mulu", t, Tn, h), 1, 2});
+  f.ops.push_back({"attn.residual", elementwise("add", t, Tn, h), 1, 2});
+  f.ops.push_back({"ln2", elementwise("ln", t, Tn, h), 1});
+  const long fi = m.intermediate / s.tp;
+  f.ops.push_back({"fc1", linear(t, T, m.gated_mlp ? 2 * fi : fi, h), 1});
+  if (m.gated_mlp) {
+    f.ops.push_back({"mlp.silu", elementwise("mulu", t, T, fi), 1});
+    f.ops.push_back({"mlp.gate", elementwise("mul", t, T, fi), 1, 2});
+  } else if (m.activation == "gelu_new") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) unfused: 8 kernels forward, 13 backward.
+    const std::pair<const char*, double> steps[] = {{"mulu", 1}, {"powu", 3}, {"mulu", 1}, {"add", 2},
+                                                    {"mulu", 1}, {"tanh", 2}, {"addu", 1}, {"mul", 2}};
+    for (const auto& [op, back] : steps)
+      f.ops.push_back({"mlp.gelu_new", elementwise(op, t, T, fi), 1, back});
+  } else {
+    f.ops.push_back({"mlp.act", elementwise(m.activation == "relu" ? "relu" : "gelu", t, T, fi), 1});
+  }
+  f.ops.push_back({"fc2", linear(t, T, h, fi), 1});
+  tp_reduce(f, s, act_bytes, "mlp.tp");
+  if (s.dropout) f.ops.push_back({"mlp.residual_dropout", elementwise("mulu", t, Tn, h), 1, 2});
+  f.ops.push_back({"mlp.residual", elementwise("add", t, Tn, h), 1, 2});
+  return f;
+}
+
 }  // namespace
 
 std::string_view to_string(CommKind k) {
@@ -94,9 +159,18 @@ LayerOps layer_ops(const TransformerConfig& m, const TrainingSetup& s) {
   const double act_bytes = static_cast<double>(T * h) * dtype_bytes(t);
 
   PassOps core;  // attention core: what selective recomputation recomputes
+  if (s.eager && m.experts == 0) {
+    LayerOps out;
+    out.forward = eager_layer(m, s, core);
+    if (s.recompute == Recompute::full) append(out.backward, out.forward, "recompute.");
+    if (s.recompute == Recompute::selective) append(out.backward, core, "recompute.");
+    add_backward(out.backward, out.forward);
+    return out;
+  }
   core.ops.push_back({"attn.score", bmm(t, s.micro_batch * a, s.seq, s.seq, d), 1});
   core.ops.push_back({"attn.softmax", elementwise("softmax", t, s.micro_batch * a * s.seq, s.seq), 1});
-  core.ops.push_back({"attn.dropout", elementwise("mul", t, s.micro_batch * a * s.seq, s.seq), 1});
+  if (s.dropout)
+    core.ops.push_back({"attn.dropout", elementwise("mul", t, s.micro_batch * a * s.seq, s.seq), 1});
   core.ops.push_back({"attn.context", bmm(t, s.micro_batch * a, s.seq, d, s.seq), 1});
 
   PassOps f;
@@ -105,7 +179,7 @@ LayerOps layer_ops(const TransformerConfig& m, const TrainingSetup& s) {
   append(f, core, "");
   f.ops.push_back({"proj", linear(t, T, h, a * d), 1});
   tp_reduce(f, s, act_bytes, "attn.tp");
-  f.ops.push_back({"attn.residual_dropout", elementwise("mul", t, Tn, h), 1});
+  if (s.dropout) f.ops.push_back({"attn.residual_dropout", elementwise("mul", t, Tn, h), 1});
   f.ops.push_back({"attn.residual", elementwise("add", t, Tn, h), 1});
   f.ops.push_back({"ln2", elementwise("ln", t, Tn, h), 1});
   if (m.experts > 0) {
@@ -133,7 +207,7 @@ LayerOps layer_ops(const TransformerConfig& m, const TrainingSetup& s) {
     f.ops.push_back({"fc2", linear(t, T, h, fi), 1});
   }
   tp_reduce(f, s, act_bytes, "mlp.tp");
-  f.ops.push_back({"mlp.residual_dropout", elementwise("mul", t, Tn, h), 1});
+  if (s.dropout) f.ops.push_back({"mlp.residual_dropout", elementwise("mul", t, Tn, h), 1});
   f.ops.push_back({"mlp.residual", elementwise("add", t, Tn, h), 1});
 
   LayerOps out;
@@ -153,16 +227,38 @@ LayerOps embedding_ops(const TransformerConfig& m, const TrainingSetup& s) {
     out.forward.ops.push_back({"embedding.position", elementwise("add", s.dtype, T, m.hidden), 1});
   tp_reduce(out.forward, s, static_cast<double>(T * m.hidden) * dtype_bytes(s.dtype), "embedding.tp");
   out.backward.ops.push_back({"embedding.grad", elementwise("add", s.dtype, T, m.hidden), 1});
+  if (s.eager) {
+    if (m.model_type == "bert") {  // token-type embedding added, then normalised
+      out.forward.ops.push_back({"embedding.token_type", elementwise("add", s.dtype, T, m.hidden), 1});
+      out.forward.ops.push_back({"embedding.ln", elementwise("ln", s.dtype, T, m.hidden), 1});
+    }
+    // The dense gradient of the whole table: zeroed, then the rows accumulated.
+    out.backward.ops.push_back({"embedding.table_grad", elementwise("mulu", s.dtype, m.vocab, m.hidden), 2});
+  }
   return out;
 }
 
 LayerOps head_ops(const TransformerConfig& m, const TrainingSetup& s) {
   const long T = s.micro_batch * s.seq;
   const long v = (m.vocab + s.tp - 1) / s.tp;
+  const bool bert = m.model_type == "bert";  // post-norm encoder: no final norm
   PassOps f;
-  f.ops.push_back({"final_ln", elementwise("ln", s.dtype, T, m.hidden), 1});
-  f.ops.push_back({"logits", linear(s.dtype, T, v, m.hidden), 1});
-  f.ops.push_back({"cross_entropy", elementwise("softmax", DType::fp32, T, v), 1});
+  if (s.classifier_head) {  // pooler (first token) and a 2-way classifier
+    f.ops.push_back({"pooler", linear(s.dtype, s.micro_batch, m.hidden, m.hidden), 1});
+    f.ops.push_back({"pooler.tanh", elementwise("tanh", s.dtype, s.micro_batch, m.hidden), 1});
+    f.ops.push_back({"classifier", linear(s.dtype, s.micro_batch, 2, m.hidden), 1});
+  } else {
+    if (!bert) f.ops.push_back({"final_ln", elementwise("ln", s.dtype, T, m.hidden), 1});
+    if (bert) {  // masked-LM head: transform (dense, gelu, norm) before the decoder
+      f.ops.push_back({"mlm.transform", linear(s.dtype, T, m.hidden, m.hidden), 1});
+      f.ops.push_back({"mlm.gelu", elementwise("gelu", s.dtype, T, m.hidden), 1});
+      f.ops.push_back({"mlm.ln", elementwise("ln", s.dtype, T, m.hidden), 1});
+    }
+    f.ops.push_back({"logits", linear(s.dtype, T, v, m.hidden), 1});
+    if (s.eager && m.model_type == "opt")  // OPTForCausalLM: logits.contiguous()
+      f.ops.push_back({"logits.contiguous", elementwise("mulu", s.dtype, T, v), 1, 0});
+    if (s.loss) f.ops.push_back({"cross_entropy", elementwise("softmax", DType::fp32, T, v), 1});
+  }
   LayerOps out;
   out.forward = f;
   add_backward(out.backward, f);

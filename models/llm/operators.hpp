@@ -35,6 +35,8 @@ struct LlmOp {
   std::string name;  ///< "qkv", "attn_score", "fc1.dgrad", ...
   KernelDesc kernel;
   double count = 1;
+  /// Backward kernels of the same shape per forward kernel (element-wise ops; GEMMs always two).
+  double backward = 1;
 };
 
 enum class CommKind { tp, pp, dp, ep };

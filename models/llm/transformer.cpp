@@ -137,6 +137,7 @@ TransformerConfig read_transformer_config(const std::string& path) {
   }
   std::string act = c.text("hidden_act");
   if (act.empty()) act = c.text("activation_function");
+  m.activation = act;
   m.gated_mlp = act == "silu" || act == "swiglu" || act == "swish";
   const bool rotary = c.has("rope_theta") || c.has("rotary_dim") || m.model_type == "llama" ||
                       m.model_type == "mistral" || m.model_type == "mixtral" ||

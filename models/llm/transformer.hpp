@@ -39,6 +39,7 @@ struct TransformerConfig {
   long max_positions = 0;  ///< learned position embeddings (0 = rotary, no table)
   bool gated_mlp = false;
   bool tied_embeddings = true;
+  std::string activation;  ///< hidden_act | activation_function, lower case ("gelu_new", "relu", ...)
 
   /// Parameters of one transformer layer (all experts), of the embeddings (+ head if untied).
   double layer_params() const;
@@ -72,6 +73,15 @@ struct TrainingSetup {
   int zero = 0;  ///< ZeRO stage 0-3 over the data-parallel group
   bool sequence_parallel = false;
   bool overlap_grad = true;  ///< bucketed DP gradient reduction overlapping the last backward pass
+  /// Kernels as PyTorch eager mode runs a Hugging Face model (NeuSight's traces): unfused scale, mask,
+  /// copies and activation kernels, separate Q/K/V projections where the model has them (see
+  /// operators.hpp). false: Megatron's fused kernels.
+  bool eager = false;
+  bool dropout = true;  ///< dropout kernels in the forward pass (false: inference)
+  bool loss = true;     ///< cross-entropy after the head (false: the measurement stops at the logits)
+  /// The head: the language-model head (logits over the vocabulary), or a sequence classifier (BERT
+  /// pooler + 2-way classifier, as NeuSight measures BERT inference).
+  bool classifier_head = false;
   int gpus() const { return tp * pp * dp; }
   /// Micro-batches per iteration per data-parallel replica.
   long microbatches() const { return global_batch / (micro_batch * dp); }

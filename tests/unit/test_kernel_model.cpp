@@ -352,6 +352,39 @@ TEST_CASE("kernel bf16 GEMM from an fp32 fit: catalog tensor-core peak x the fit
   CHECK_THROWS_AS(kernel_calibration_from_json(bad, "cal.json"), InputError);
 }
 
+TEST_CASE(
+    "kernel bf16 GEMM from an fp32 fit with an intercept: efficiency from the GPU work, fixed part kept") {
+  // An fp32 linear fit on A100-40GB: 50 us per call (constant term; x[0] is 1e-6) plus 1.25x the
+  // ideal compute time. The intercept is host time (KernelPrediction::fixed_s): the efficiency is
+  // the work part's, 80%, not (ideal / (ideal x 1.25 + 50 us)).
+  DeviceKernelCalibration a100;
+  a100.device = "A100-40GB";
+  a100.spec = *find_gpu("A100-40GB");
+  GemmFit fit;
+  fit.op = "linear";
+  fit.coef = {50, 0, 0, 1.25, 0, 0, 0, 0};
+  a100.gemm.push_back(fit);
+  KernelCalibration cal;
+  cal.devices.push_back(a100);
+  const auto model = kernel_models().create("calibrated", cal);
+  const double flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+  const KernelDesc fp32{"linear", DType::fp32, 1, 4096, 4096, 4096, 0};
+  const KernelPrediction f = model->predict(fp32, *find_gpu("A100-40GB"));
+  CHECK(f.seconds == doctest::Approx(1.25 * flops / 19.5e12 + 50e-6).epsilon(1e-9));
+  CHECK(f.fixed_s == doctest::Approx(50e-6).epsilon(1e-9));
+  // bf16 on H100: GPU time 2 x 4096^3 / (0.8 x 989.5e12) = 0.174 ms, plus the 50 us kept as it is.
+  KernelDesc bf16 = fp32;
+  bf16.dtype = DType::bf16;
+  const KernelPrediction h = model->predict(bf16, *find_gpu("H100"));
+  CHECK(h.fixed_s == doctest::Approx(50e-6).epsilon(1e-9));
+  CHECK(h.seconds - h.fixed_s == doctest::Approx(flops / (0.8 * 989.5e12)).epsilon(1e-9));
+  // Tensor-core efficiency 0.7 scales the GPU time only.
+  cal.tensor_core_efficiency = 0.7;
+  const KernelPrediction d = kernel_models().create("calibrated", cal)->predict(bf16, *find_gpu("H100"));
+  CHECK(d.seconds - d.fixed_s == doctest::Approx(flops / (0.7 * 0.8 * 989.5e12)).epsilon(1e-9));
+  CHECK(d.fixed_s == doctest::Approx(50e-6).epsilon(1e-9));
+}
+
 TEST_CASE("kernel bf16 GEMMs from the fp32 calibration against measured vLLM bf16 layers (RTX 4090)") {
   // Llama-3.1-8B's four GEMMs timed by vLLM 0.19 on one RTX 4090 (bf16, cuBLAS), 1-1,936 tokens:
   // the shipped fp32 calibration predicts them as bf16 linears (nearest fit: A100) at the
@@ -377,7 +410,10 @@ TEST_CASE("kernel bf16 GEMMs from the fp32 calibration against measured vLLM bf1
     const long tokens = std::stol(line.substr(c1 + 1, c2 - c1 - 1));
     const double measured = std::stod(line.substr(c2 + 1)) * 1e-6;
     const KernelDesc k{"linear", DType::bf16, 1, tokens, it->second.second, it->second.first, 0};
-    const double r = model->predict(k, *find_gpu("RTX4090")).seconds / measured - 1;
+    // vLLM's layer timings are GPU time: the prediction without the fit's fixed per-call part (the
+    // NeuSight harness's host time, KernelPrediction::fixed_s), as with a launch floor.
+    const KernelPrediction p = model->predict(k, *find_gpu("RTX4090"));
+    const double r = (p.seconds - p.fixed_s) / measured - 1;
     (tokens >= 512 ? err_large : err_small) += std::abs(r);
     if (tokens >= 512) bias_large += r;
     ++(tokens >= 512 ? n_large : n_small);
@@ -387,8 +423,9 @@ TEST_CASE("kernel bf16 GEMMs from the fp32 calibration against measured vLLM bf1
   MESSAGE("RTX 4090 bf16 GEMM MAPE: >= 512 tokens "
           << 100 * err_large / n_large << "% (" << n_large << ", mean signed " << 100 * bias_large / n_large
           << "%), < 512 tokens " << 100 * err_small / n_small << "% (" << n_small << ")");
-  // Measured 22.0% (all slow: the 4090 reaches its whole catalog BF16 peak, the A100 fp32 fit ~80% of
-  // FP32's) and 44.6%. Not fitted on these rows.
-  CHECK(err_large / n_large < 0.25);
-  CHECK(err_small / n_small < 0.5);
+  // Measured 20.8% (slow: the 4090 reaches its whole catalog BF16 peak, the A100 fp32 fit ~80% of
+  // FP32's) and 23.2% (44.6% when the fit's intercept was scaled into the GPU time). Not fitted on
+  // these rows.
+  CHECK(err_large / n_large < 0.22);
+  CHECK(err_small / n_small < 0.25);
 }

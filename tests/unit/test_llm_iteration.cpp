@@ -2,9 +2,13 @@
 // (scaling, memory), bad input, and vTrain's measured single-server iterations (shared data).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <filesystem>
+#include <numeric>
 #include <string>
+#include <vector>
 
 #include "models/calibration/calibration.hpp"
 #include "models/llm/iteration.hpp"
@@ -85,6 +89,62 @@ TEST_CASE("llm: a tiny GPT on one GPU takes one microsecond per kernel (88 kerne
   CHECK(r.stages[0].kernels == 87);
   CHECK(r.bubble_s == 0);
   CHECK(r.feasible);
+}
+
+TEST_CASE("llm: 7 layers on 3 pipeline stages split 3-2-2 and the slowest stage sets the period") {
+  // One microsecond per kernel: a layer is 15 forward + 23 backward = 38 us per micro-batch, the
+  // embedding 2 + 1, the head 3 + 5. Stage 0: 3 layers + embedding = 117 us; stage 1: 2 layers = 76;
+  // stage 2: 2 layers + head = 84. 4 micro-batches of the critical stage 0 plus the bubble (the other
+  // stages once, 76 + 84) plus the optimizer (1): 4 x 117 + 160 + 1 = 629 us.
+  class Constant final : public KernelModel {
+   public:
+    KernelPrediction predict(const KernelDesc&, const GpuSpec&) const override {
+      return {1e-6, PredictionLabel::measured};
+    }
+  };
+  const TransformerConfig m = gpt_config(7, 64, 4, 128, 16);
+  TrainingSetup s = tiny_setup();
+  s.global_batch = 4, s.pp = 3;
+  validate(m, s, "tiny");
+  const Prediction r = predict_iteration(m, s, a100(), Constant{}, NoComm{});
+  REQUIRE(r.stages.size() == 3);
+  CHECK(r.stages[0].layers == 3);
+  CHECK(r.stages[1].layers == 2);
+  CHECK(r.stages[2].layers == 2);
+  CHECK(r.critical_stage == 0);
+  CHECK(r.stages[0].forward_s + r.stages[0].backward_s == doctest::Approx(117e-6));
+  CHECK(r.stages[2].forward_s + r.stages[2].backward_s == doctest::Approx(84e-6));
+  CHECK(r.bubble_s == doctest::Approx(160e-6));
+  CHECK(r.total_s == doctest::Approx(629e-6));
+  s.pp = 8;  // more stages than layers
+  CHECK_THROWS_WITH_AS(validate(m, s, "cfg.json"), doctest::Contains("'pp'"), InputError);
+}
+
+TEST_CASE("llm: Hugging Face eager kernels of a GPT-2 layer and a BERT classifier head (NeuSight)") {
+  // GPT-2 inference, eager, one layer forward: ln1, qkv, score, scale, mask (where), softmax, context,
+  // contiguous, proj, residual add, ln2, fc1, gelu_new as 8 kernels, fc2, residual add = 22 kernels;
+  // training adds the 3 dropouts. BERT: Q, K and V are three GEMMs; its classifier head is the pooler,
+  // tanh and a 2-way classifier (no vocabulary GEMM), and no loss when the setup has none.
+  TransformerConfig gpt2 = gpt_config(2, 64, 4, 128, 16);
+  gpt2.model_type = "gpt2", gpt2.activation = "gelu_new";
+  TrainingSetup s = tiny_setup();
+  s.eager = true, s.dropout = false, s.loss = false;
+  auto kernels = [](const PassOps& p) {
+    double n = 0;
+    for (const LlmOp& op : p.ops) n += op.count;
+    return n;
+  };
+  CHECK(kernels(layer_ops(gpt2, s).forward) == 22);
+  CHECK(kernels(head_ops(gpt2, s).forward) == 2);  // final ln, logits
+  s.dropout = true;
+  CHECK(kernels(layer_ops(gpt2, s).forward) == 25);
+  TransformerConfig bert = gpt_config(2, 64, 4, 128, 16);
+  bert.model_type = "bert", bert.activation = "gelu";
+  s.dropout = false, s.classifier_head = true;
+  CHECK(kernels(layer_ops(bert, s).forward) == 17);  // 3 GEMMs for Q/K/V, 1 gelu
+  const LayerOps head = head_ops(bert, s);
+  CHECK(kernels(head.forward) == 3);
+  for (const LlmOp& op : head.forward.ops) CHECK(op.kernel.n != 128);  // no vocabulary GEMM
 }
 
 TEST_CASE("llm: TP=PP=DP=1 equals the sum of the operator predictions") {
@@ -197,6 +257,13 @@ TEST_CASE("llm: the CLI exits 2 on an unknown GPU or a bad layout, with no outpu
   r = test::run_fleetsim("llm predict --model " + cfg + " --tp 3 --seq 128 --out " + out);
   CHECK(r.code == 2);
   CHECK(r.output.find("'tp'") != std::string::npos);
+  r = test::run_fleetsim("llm predict --model " + cfg + " --pp 5 --seq 128 --global-batch 2 --out " + out);
+  CHECK(r.code == 2);  // more pipeline stages than the 4 layers (3 stages split 2-1-1 are fine)
+  CHECK(r.output.find("'pp'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out" / "prediction.json"));
+  r = test::run_fleetsim("llm predict --model " + cfg + " --pp 3 --seq 128 --global-batch 2 --out " + out);
+  CHECK(r.code == 0);
+  fs::remove_all(dir / "out");
   r = test::run_fleetsim("llm predict --model " + cfg + " --seq 128 --global-batch 2 --out " + out);
   CHECK(r.code == 0);
   CHECK(fs::exists(dir / "out" / "prediction.json"));
@@ -207,8 +274,9 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   test::require_shared("llm/vtrain/ground_truth_single.csv");
   Calibration cal =
       load_calibration(std::string(FLEETSIM_SOURCE_DIR) + "/models/calibrations/neusight-fp32.json");
-  // fp16 GEMMs come from the fp32 fits at the tensor-core peak; fitted on these cases together with
-  // the launch floor (README "LLM training", mixed precision): 0.7 x the fp32 fits' efficiency, 85 us.
+  // fp16 GEMMs come from the fp32 fits' GPU work (intercept left out) at the tensor-core peak; fitted
+  // on these cases together with the launch floor (README "LLM training"): 0.7 x the fp32 fits'
+  // efficiency, 85 us (the shipped llm-fleet scenarios' llm_tensor_core_efficiency and floor).
   cal.kernels.tensor_core_efficiency = 0.7;
   const auto kernels = kernel_models().create("calibrated", cal.kernels);
   CollectiveModelParams cp;
@@ -221,13 +289,18 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   LlmPlatform p = a100();
   p.gpu = &gpu_spec("A100-80GB");  // 6 cases need more than 40 GB without recomputation
   p.launch_floor_s = 85e-6;        // fitted host time per kernel (README: "LLM training")
-  double sum = 0;
+  std::vector<double> ape;
   for (const MeasuredCase& c : cases) {
     const Prediction r = predict_iteration(c.model, c.setup, p, *kernels, *comm);
     CHECK(r.feasible);
-    sum += std::abs(r.total_s / c.measured_s - 1);
+    ape.push_back(100 * std::abs(r.total_s / c.measured_s - 1));
   }
-  const double mape = 100 * sum / static_cast<double>(cases.size());
-  MESSAGE("vTrain single-server MAPE " << mape << "%");
-  CHECK(mape < 7.0);  // measured 6.42% in-sample (vTrain itself: 8.37%)
+  const double mape = std::accumulate(ape.begin(), ape.end(), 0.0) / static_cast<double>(ape.size());
+  const auto at90 = ape.begin() + static_cast<std::ptrdiff_t>(ape.size() * 9 / 10);
+  std::nth_element(ape.begin(), at90, ape.end());
+  MESSAGE("vTrain single-server MAPE " << mape << "%, p90 " << *at90 << "%");
+  // Measured 6.38%, p90 14.1% (vTrain itself: 8.37%). Held out: fitted on one hidden size, 8.9% on
+  // the other; on alternate rows, 6.2-6.5% (README "LLM training").
+  CHECK(mape < 6.6);
+  CHECK(*at90 < 14.5);
 }

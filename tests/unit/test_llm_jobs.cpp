@@ -268,3 +268,35 @@ TEST_CASE("scenarios/llm-fleet.toml parses, and the llm model can time each of i
     CHECK_MESSAGE(m->run_time_s(j, PlacementSummary{"H100", j.gpus, nodes, 1, 1000, {}}, why), why);
   }
 }
+
+TEST_CASE("llm model: llm_tensor_core_efficiency slows the bf16 GEMMs, and must be above 0 and at most 1") {
+  auto with = [](const char* efficiency) {
+    JobModelParams p;
+    p.settings.set("llm_models", models_dir().string());
+    p.settings.set("llm_calibration",
+                   std::string(FLEETSIM_SOURCE_DIR) + "/models/calibrations/neusight-fp32.json");
+    if (efficiency != nullptr) p.settings.set("llm_tensor_core_efficiency", efficiency);
+    p.workload.set("path", "jobs.csv");
+    p.scenario_file = "test.toml";
+    p.nic_gbps = 400, p.nics_per_node = 8, p.gpus_per_nic = 1, p.intra_node_gbps = 7200;
+    return job_models().create("llm", p);
+  };
+  std::string why;
+  const JobSpec j = job("tiny (tp 1, pp 1, seq 2048, batch 64)", 8);
+  const double base = *seconds(*with(nullptr), j, 8, 1, why);
+  const double one = *seconds(*with("1"), j, 8, 1, why);
+  const double half = *seconds(*with("0.5"), j, 8, 1, why);
+  CHECK(one == doctest::Approx(base).epsilon(1e-12));  // the calibration's default is 1
+  CHECK(half > 1.2 * one);                             // GEMMs dominate: close to 2x, not more
+  CHECK(half < 2.0 * one);
+  const auto dir = test::temp_dir("llm-tce");
+  const std::string toml =
+      "[cluster]\n[[cluster.pool]]\nname = \"h\"\nnodes = 1\ngpus_per_node = 8\ngpu = \"H100\"\n"
+      "[workload]\nformat = \"llm-csv\"\npath = \"jobs.csv\"\n"
+      "[execution]\njob_model = \"llm\"\nllm_tensor_core_efficiency = 1.5\n";
+  const std::string msg =
+      input_error_of([&] { parse_scenario(toml, (dir / "s.toml").string(), dir.string()); });
+  CHECK(contains(msg, "llm_tensor_core_efficiency"));
+  CHECK(contains(msg, "(0, 1]"));
+  std::filesystem::remove_all(dir);
+}

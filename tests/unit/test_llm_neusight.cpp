@@ -92,7 +92,7 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
-TEST_CASE("neusight: shared end-to-end latencies on 6 GPUs, train and inference, mean APE under 11%") {
+TEST_CASE("neusight: shared end-to-end latencies on 6 GPUs, train and inference, mean APE under 9%") {
   test::require_shared("llm/neusight/labels");
   const auto dir = test::temp_dir("neusight-eval");
   const auto r = test::run_fleetsim(
@@ -105,8 +105,12 @@ TEST_CASE("neusight: shared end-to-end latencies on 6 GPUs, train and inference,
   const auto& all = s["overall"];
   MESSAGE("NeuSight MAPE " << all["mape_pct"].get<double>() << "% over " << all["cases"] << " cases");
   CHECK(all["cases"] == 50);
-  CHECK(s["skipped"].size() == 9);              // 8 fused-kernel labels, 1 without a config (switch4)
-  CHECK(all["mape_pct"].get<double>() < 11.0);  // measured 10.32% (target 10%)
-  CHECK(s["by_source_gpu"]["neusight/V100-PCIE-32GB"]["mape_pct"].get<double>() < 6.0);  // measured 4.09%
+  CHECK(s["skipped"].size() == 9);  // 8 fused-kernel labels, 1 without a config (switch4)
+  // Measured 8.55% (10.32% before the eager kernel lists; target 10%).
+  CHECK(all["mape_pct"].get<double>() < 9.0);
+  // Measured 7.05%: 4.09% before the eager kernels, when the missing element-wise kernels offset the
+  // GEMM fits' over-prediction of V100 (the training sweeps run about 10% slower than NeuSight's
+  // test rows of the same shapes; README "LLM training").
+  CHECK(s["by_source_gpu"]["neusight/V100-PCIE-32GB"]["mape_pct"].get<double>() < 7.5);
   fs::remove_all(dir);
 }

@@ -2,6 +2,7 @@
 // model accepts, and bad keys naming file, line and key.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -142,6 +143,7 @@ TEST_CASE("scenarios/llm-fleet-synthetic.toml: 520 generated jobs the llm model 
   p.scenario_file = sc.file;
   const auto m = job_models().create("llm", p);
   std::string why;
+  double lo = 1e9, hi = 0;
   for (const JobSpec& j : jobs) {
     INFO(j.model);
     CHECK(m->can_time(j, why));
@@ -150,9 +152,11 @@ TEST_CASE("scenarios/llm-fleet-synthetic.toml: 520 generated jobs the llm model 
     const auto b200 = m->run_time_s(j, PlacementSummary{"B200", j.gpus, nodes, 1, 1000, {}}, why);
     REQUIRE_MESSAGE(h100, why);
     REQUIRE_MESSAGE(b200, why);
-    // bf16 kernels at the tensor-core peaks (B200 2.27x H100's; same NVLink 4 fabric here, the same
-    // 70 us launch floor): measured 1.51-2.20x per job.
-    CHECK(*h100 / *b200 > 1.45);
-    CHECK(*h100 / *b200 < 2.3);
+    lo = std::min(lo, *h100 / *b200), hi = std::max(hi, *h100 / *b200);
   }
+  // bf16 kernels at the tensor-core peaks (B200 2.27x H100's; same NVLink 4 fabric here, the
+  // scenario's 85 us launch floor and tensor-core efficiency 0.7): measured 1.57-2.20x per job.
+  MESSAGE("B200 / H100 per job: " << lo << "-" << hi << "x");
+  CHECK(lo > 1.5);
+  CHECK(hi < 2.25);
 }
