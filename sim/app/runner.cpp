@@ -106,10 +106,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   ServiceReservations reservations(std::move(demands));
   Simulation sim(std::move(parts));
-  if (!specs.empty()) sim.attach(reservations);
   if (network) sim.attach(*network);
   if (fabric) sim.attach(*fabric);
+  // Failures first: held spares are out of service before the replicas are placed.
   if (failures) sim.attach(*failures);
+  if (failures && network) failures->add_tenant(*network);  // SimGrid hosts off while nodes are out
+  if (!specs.empty()) {
+    sim.attach(reservations);
+    if (failures) failures->add_tenant(reservations);
+  }
   sim.add_observer(table);
   sim.add_observer(series);
   sim.add_observer(fairness);
@@ -151,20 +156,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
       write_link_tiers_csv(f, report);
     }
     out.summary["network"] = network_summary(report, table);
-  }
-  if (failures) {
-    if (!failures->mapping_note().empty())
-      std::fprintf(stderr, "warning: %s\n", failures->mapping_note().c_str());
-    {
-      auto f = staging.open("failures.csv");
-      failures->write_csv(f);
+    if (network && !network->node_switches().empty()) {
+      auto& sw = out.summary["network"]["nodes_switched_off"];
+      sw = nlohmann::ordered_json::array();
+      for (const auto& x : network->node_switches())
+        sw.push_back(
+            {{"node", x.node}, {"off_s", x.off_s}, {"on_s", x.on_s}, {"hosts_seen_off", x.seen_off}});
     }
-    {
-      auto f = staging.open("failure_jobs.csv");
-      failures->write_jobs_csv(f);
-    }
-    out.summary["failures"] = failures->summary();
   }
+  nlohmann::ordered_json services;
   if (!specs.empty()) {
     // Services hold their replicas' GPUs in the cluster for the whole run (ServiceReservations, above);
     // their requests are then simulated on those replicas.
@@ -180,14 +180,47 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
       const std::vector<std::vector<Slot>> mine(
           all.begin() + static_cast<long>(first),
           all.begin() + static_cast<long>(std::min(all.size(), first + n)));
-      first += n;
       apply_placement(specs[i], sc.cluster, mine, all, sc.execution.colocation_slowdown, prepared[i].engine);
+      // Failover: this service's replica outages from the cluster run (replica = demand - first).
+      std::vector<long> events;
+      for (const auto& o : reservations.outages()) {
+        const auto d = static_cast<std::size_t>(o.demand);
+        if (d < first || d >= first + n) continue;
+        prepared[i].engine.outages.push_back({static_cast<int>(d - first), o.down_s, o.up_s});
+        events.push_back(o.event);
+      }
       const ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      long rerouted = 0;
+      for (std::size_t k = 0; k < events.size() && k < run.result.rerouted.size(); ++k) {
+        if (failures) failures->add_rerouted(events[k], run.result.rerouted[k]);
+        rerouted += run.result.rerouted[k];
+      }
       write_requests_rows(f, specs[i], run);
       write_serving_series_rows(series_file, specs[i], run);
       block[specs[i].name] = run.summary;
+      if (failures) {
+        block[specs[i].name]["replicas_hit"] = static_cast<long>(events.size());
+        block[specs[i].name]["requests_rerouted"] = rerouted;
+      }
+      first += n;
     }
-    out.summary["services"] = std::move(block);
+    services = std::move(block);
+  }
+  if (failures) {
+    if (!failures->mapping_note().empty())
+      std::fprintf(stderr, "warning: %s\n", failures->mapping_note().c_str());
+    {
+      auto f = staging.open("failures.csv");
+      failures->write_csv(f);
+    }
+    {
+      auto f = staging.open("failure_jobs.csv");
+      failures->write_jobs_csv(f);
+    }
+    out.summary["failures"] = failures->summary();
+  }
+  if (!specs.empty()) {
+    out.summary["services"] = std::move(services);
     out.summary["services_gpus_held"] = reservations.gpus_held();
   }
   {

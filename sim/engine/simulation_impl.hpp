@@ -79,6 +79,10 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
     if (alloc) state_.allocate(*alloc);
     return alloc;
   }
+  void release(const Allocation& a) override {
+    state_.release(a);
+    failed_.clear();  // capacity came back
+  }
 
   void node_up(int n) override;
 

@@ -2,8 +2,12 @@
 // Services on the training cluster (issue 14): a ClusterHook that, before the first event, places
 // every replica of every [[service]] with the scenario's placer (a whole GPU per TP rank on one node,
 // or one MIG slice) and holds those GPUs for the whole run, so training jobs get what is left. A
-// replica that does not fit is an input error naming the service's key. Static: replicas are not
-// moved, scaled or released while the simulation runs.
+// replica that does not fit is an input error naming the service's key. Replicas are not moved,
+// scaled or released while the simulation runs, except by failover: as a NodeTenant (hooks.hpp), a
+// replica on a node that leaves service (a failure or drain) releases its GPUs and goes down; it is
+// placed again on healthy GPUs as soon as they fit (at once on a spare or free GPUs, else when a node
+// is repaired or a drain or a training job ends; replicas before jobs) and serves model_load_s later.
+// The outages are handed to the serving engine (ReplicaOutage), which re-routes the requests.
 #include <string>
 #include <vector>
 
@@ -16,14 +20,28 @@ struct ReplicaDemand {
   std::string gpu;       ///< canonical catalog name
   int gpus = 1;          ///< whole GPUs (TP), or 1 with a MIG slice
   int gpu_milli = 1000;  ///< < 1000: a MIG slice's or an MPS share
+  double load_s = 60;    ///< failover: time a re-placed replica takes to load before it serves
   std::string file;      ///< where the service is declared, for messages
   long line = 0;
 };
 
-class ServiceReservations final : public ClusterHook {
+/// One replica's outage from the cluster run (demand index: replica in ServiceReservations order).
+struct TenantOutage {
+  int demand = 0;
+  double down_s = 0;
+  double up_s = 0;  ///< inf: still down at the end
+  long event = -1;  ///< the taker's event (FailureHook: its failures.csv row)
+};
+
+class ServiceReservations final : public ClusterHook, public NodeTenant {
  public:
   explicit ServiceReservations(std::vector<ReplicaDemand> demands) : demands_(std::move(demands)) {}
   void attach(ClusterControl& control, std::size_t jobs) override;
+  void on_finish(JobId id) override;
+  int node_lost(int node, long event) override;
+  void capacity_back() override;
+  /// Failover outages, in the order they began.
+  const std::vector<TenantOutage>& outages() const { return outages_; }
   /// Per demand (replica), the nodes it got, after attach().
   const std::vector<std::vector<int>>& nodes() const { return nodes_; }
   /// Per demand (replica), the GPU slots it got, after attach().
@@ -36,6 +54,11 @@ class ServiceReservations final : public ClusterHook {
   std::vector<std::vector<int>> nodes_;
   std::vector<std::vector<Slot>> slots_;
   double held_ = 0;
+  ClusterControl* control_ = nullptr;
+  std::vector<Allocation> allocs_;  ///< per demand: what it holds now
+  std::vector<int> open_;           ///< per demand: its outage in progress (-1: up)
+  int waiting_ = 0;                 ///< replicas down, waiting for GPUs
+  std::vector<TenantOutage> outages_;
 };
 
 }  // namespace fleetsim

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <queue>
+#include <tuple>
 #include <utility>
 
 namespace fleetsim {
@@ -20,6 +21,7 @@ struct Seq {
   bool admitted_once = false;
   int xfer_from = -1;    ///< disaggregated: the prefill replica its KV is leaving
   long xfer_blocks = 0;  ///< blocks that replica holds until the transfer ends
+  long xfer_epoch = 0;   ///< that replica's epoch when the transfer began
 };
 
 enum class Power { kOff, kLoading, kReady };
@@ -35,7 +37,18 @@ struct Replica {
   std::vector<std::pair<int, int>> scheduled;  ///< (request, tokens) of the step in flight
   double next_sample = 0;
   PrefixCache cache{0};
-  int incoming = 0;  ///< disaggregated decode replica: KV transfers on their way to it
+  int incoming = 0;     ///< disaggregated decode replica: KV transfers on their way to it
+  bool failed = false;  ///< in an outage (failover)
+  long epoch = 0;       ///< bumped by each outage: its step in flight no longer counts
+};
+
+/// A step in flight: (end, replica, the replica's epoch when it began).
+using StepEvent = std::tuple<double, int, long>;
+/// An outage's start (down) or end, in time order.
+struct OutageEvent {
+  double t = 0;
+  bool down = true;
+  int outage = 0;
 };
 
 class Engine {
@@ -47,11 +60,11 @@ class Engine {
         seqs_(reqs.size()),
         replicas_(static_cast<std::size_t>(std::max(1, c.replicas))) {
     const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
-    const auto cache_entries = static_cast<std::size_t>(static_cast<double>(c_.kv_blocks) * c_.block_size /
-                                                        std::max(1, hash_tokens));
+    cache_entries_ = static_cast<std::size_t>(static_cast<double>(c_.kv_blocks) * c_.block_size /
+                                              std::max(1, hash_tokens));
     for (auto& r : replicas_) {
       r.free_blocks = c_.kv_blocks;
-      r.cache = PrefixCache(c_.prefix_caching ? cache_entries : 0);
+      r.cache = PrefixCache(c_.prefix_caching ? cache_entries_ : 0);
     }
     const int n = static_cast<int>(replicas_.size());
     prefill_ = c_.prefill_replicas > 0 && c_.prefill_replicas < n ? c_.prefill_replicas : 0;
@@ -66,20 +79,39 @@ class Engine {
       seqs_[i].out = std::max(1, reqs[i].output_tokens);
       result_.requests[i].arrival_s = reqs[i].arrival_s;
     }
+    result_.rerouted.assign(c_.outages.size(), 0);
+    for (std::size_t k = 0; k < c_.outages.size(); ++k) {
+      out_events_.push_back({c_.outages[k].down_s, true, static_cast<int>(k)});
+      if (std::isfinite(c_.outages[k].up_s))
+        out_events_.push_back({c_.outages[k].up_s, false, static_cast<int>(k)});
+    }
+    std::stable_sort(out_events_.begin(), out_events_.end(),
+                     [](const OutageEvent& a, const OutageEvent& b) { return a.t < b.t; });
   }
 
   ServingResult run() {
-    using Event = std::pair<double, int>;  // (step end, replica)
-    std::priority_queue<Event, std::vector<Event>, std::greater<>> steps;
+    std::priority_queue<StepEvent, std::vector<StepEvent>, std::greater<>> steps;
     std::size_t next = 0;
     double now = 0;
     double next_eval = autoscale_ ? c_.scale_interval_s : INFINITY;
     while (true) {
       const double t_arr = next < reqs_.size() ? reqs_[next].arrival_s : INFINITY;
-      const double t_step = steps.empty() ? INFINITY : steps.top().first;
+      const double t_step = steps.empty() ? INFINITY : std::get<0>(steps.top());
       const double t_xfer = xfers_.empty() ? INFINITY : xfers_.top().first;
-      if (!std::isfinite(t_arr) && !std::isfinite(t_step) && !std::isfinite(t_xfer)) break;
+      const double t_out = next_out_ < out_events_.size() ? out_events_[next_out_].t : INFINITY;
+      if (!std::isfinite(t_arr) && !std::isfinite(t_step) && !std::isfinite(t_xfer) &&
+          (orphans_.empty() || !std::isfinite(t_out)))
+        break;
       const double t_scale = std::min(next_eval, next_ready());
+      if (t_out <= t_arr && t_out <= t_step && t_out <= t_xfer && t_out <= t_scale) {
+        now = t_out;
+        const OutageEvent e = out_events_[next_out_++];
+        if (e.down)
+          go_down(e.outage, now, steps);
+        else
+          come_back(e.outage, now, steps);
+        continue;
+      }
       if (t_xfer <= t_arr && t_xfer <= t_step && t_xfer <= t_scale) {
         now = t_xfer;
         const int id = xfers_.top().second;
@@ -91,6 +123,7 @@ class Engine {
         now = t_scale;
         for (auto& rep : replicas_)
           if (rep.power == Power::kLoading && rep.ready_at <= now) rep.power = Power::kReady;
+        resend_orphans(now, steps);
         if (now >= next_eval) {
           scale(now);
           next_eval = now + c_.scale_interval_s;
@@ -99,14 +132,13 @@ class Engine {
       }
       if (t_arr <= t_step) {
         now = t_arr;
-        const int r = route(static_cast<int>(next));
-        arrive(static_cast<int>(next), r);
+        send(static_cast<int>(next), now, steps);
         ++next;
-        if (!replicas_[static_cast<std::size_t>(r)].busy) start(r, now, steps);
       } else {
-        const auto [t, r] = steps.top();
+        const auto [t, r, epoch] = steps.top();
         steps.pop();
         now = t;
+        if (epoch != replicas_[static_cast<std::size_t>(r)].epoch) continue;  // lost in an outage
         finish(r, now);
         start(r, now, steps);
       }
@@ -145,7 +177,7 @@ class Engine {
     }
     if (static_cast<double>(waiting) > c_.scale_up_queue * std::max(ready, 1) && loading == 0) {
       for (auto& rep : replicas_)
-        if (rep.power == Power::kOff) {
+        if (rep.power == Power::kOff && !rep.failed) {
           rep.power = Power::kLoading;
           rep.ready_at = now + c_.model_load_s;
           rep.on_since = now;
@@ -171,7 +203,7 @@ class Engine {
     std::vector<int> ready;
     for (int r = 0; r < static_cast<int>(replicas_.size()); ++r)
       if (replicas_[static_cast<std::size_t>(r)].power == Power::kReady) ready.push_back(r);
-    if (ready.empty()) return 0;
+    if (ready.empty()) return replicas_[0].failed ? -1 : 0;
     auto outstanding = [&](int r) {
       const Replica& x = replicas_[static_cast<std::size_t>(r)];
       return x.running.size() + x.waiting.size();
@@ -195,27 +227,33 @@ class Engine {
   int route(int req) {
     if (autoscale_) return route_ready(req);
     const int n = front_;
-    if (n == 1) return 0;
+    auto up = [&](int r) { return !replicas_[static_cast<std::size_t>(r)].failed; };
+    if (n == 1) return up(0) ? 0 : -1;
     auto outstanding = [&](int r) {
       const Replica& x = replicas_[static_cast<std::size_t>(r)];
       return x.running.size() + x.waiting.size();
     };
     switch (c_.routing) {
       case Routing::kRoundRobin:
-        return rr_++ % n;
+        for (int k = 0; k < n; ++k) {
+          const int r = rr_++ % n;
+          if (up(r)) return r;
+        }
+        return -1;
       case Routing::kLeastOutstanding: {
-        int best = 0;
-        for (int r = 1; r < n; ++r)
-          if (outstanding(r) < outstanding(best)) best = r;
+        int best = -1;
+        for (int r = 0; r < n; ++r)
+          if (up(r) && (best < 0 || outstanding(r) < outstanding(best))) best = r;
         return best;
       }
       case Routing::kPrefixAware: {
-        int best = 0;
+        int best = -1;
         std::size_t best_hit = 0;
         for (int r = 0; r < n; ++r) {
+          if (!up(r)) continue;
           const std::size_t hit = replicas_[static_cast<std::size_t>(r)].cache.peek(
               reqs_[static_cast<std::size_t>(req)].block_hashes);
-          if (r == 0 || hit > best_hit || (hit == best_hit && outstanding(r) < outstanding(best))) {
+          if (best < 0 || hit > best_hit || (hit == best_hit && outstanding(r) < outstanding(best))) {
             best = r;
             best_hit = hit;
           }
@@ -224,6 +262,87 @@ class Engine {
       }
     }
     return 0;
+  }
+
+  /// Routes request `req` now and wakes its replica; with every replica down it waits (orphans_).
+  template <typename Queue>
+  void send(int req, double now, Queue& steps) {
+    const int r = route(req);
+    if (r < 0) {
+      orphans_.push_back(req);
+      return;
+    }
+    arrive(req, r);
+    if (!replicas_[static_cast<std::size_t>(r)].busy) start(r, now, steps);
+  }
+
+  /// Routes `ids` in order, then wakes the replicas that got them (one step can take them all).
+  template <typename Queue>
+  void send_all(const std::vector<int>& ids, double now, Queue& steps) {
+    std::vector<int> woken;
+    for (int id : ids) {
+      const int r = route(id);
+      if (r < 0) {
+        orphans_.push_back(id);
+        continue;
+      }
+      arrive(id, r);
+      if (std::find(woken.begin(), woken.end(), r) == woken.end()) woken.push_back(r);
+    }
+    for (int r : woken)
+      if (!replicas_[static_cast<std::size_t>(r)].busy) start(r, now, steps);
+  }
+
+  template <typename Queue>
+  void resend_orphans(double now, Queue& steps) {
+    if (orphans_.empty()) return;
+    std::vector<int> waiting;
+    waiting.swap(orphans_);
+    send_all(waiting, now, steps);
+  }
+
+  /// Outage k begins: the replica's step in flight is lost, its requests lose their KV and are routed
+  /// again (in admission order, then queue order) to the replicas still up.
+  template <typename Queue>
+  void go_down(int k, double now, Queue& steps) {
+    const int r = c_.outages[static_cast<std::size_t>(k)].replica;
+    if (r < 0 || r >= static_cast<int>(replicas_.size())) return;
+    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    if (rep.failed) return;
+    if (rep.power != Power::kOff) result_.replica_s += now - rep.on_since;
+    rep.failed = true;
+    rep.power = Power::kOff;
+    ++rep.epoch;
+    rep.busy = false;
+    rep.scheduled.clear();
+    std::vector<int> moved(rep.running.begin(), rep.running.end());
+    moved.insert(moved.end(), rep.waiting.begin(), rep.waiting.end());
+    rep.running.clear();
+    rep.waiting.clear();
+    rep.free_blocks = c_.kv_blocks;
+    rep.cache = PrefixCache(c_.prefix_caching ? cache_entries_ : 0);
+    for (int id : moved) {
+      Seq& s = seqs_[static_cast<std::size_t>(id)];
+      s.blocks = 0;
+      s.computed = 0;  // KV lost: prefill again (prompt and tokens generated so far)
+    }
+    result_.rerouted[static_cast<std::size_t>(k)] += static_cast<long>(moved.size());
+    send_all(moved, now, steps);
+  }
+
+  /// Outage k ends: the replica serves again (its model loaded), and requests waiting for a replica go.
+  template <typename Queue>
+  void come_back(int k, double now, Queue& steps) {
+    const int r = c_.outages[static_cast<std::size_t>(k)].replica;
+    if (r < 0 || r >= static_cast<int>(replicas_.size())) return;
+    Replica& rep = replicas_[static_cast<std::size_t>(r)];
+    if (!rep.failed) return;
+    rep.failed = false;
+    rep.power = Power::kReady;
+    rep.on_since = now;
+    result_.peak_replicas = std::max(result_.peak_replicas, on_count());
+    resend_orphans(now, steps);
+    if (!rep.busy) start(r, now, steps);
   }
 
   void arrive(int req, int r) {
@@ -324,7 +443,7 @@ class Engine {
     rep.busy = true;
     ++result_.steps;
     result_.busy_s += d;
-    steps.push({now + d, r});
+    steps.push({now + d, r, rep.epoch});
   }
 
   void finish(int r, double now) {
@@ -374,15 +493,21 @@ class Engine {
     rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
     s.xfer_from = r;
     s.xfer_blocks = s.blocks;
+    s.xfer_epoch = rep.epoch;
     s.blocks = 0;
     int best = prefill_;
     auto load = [&](int d) {
       const Replica& x = replicas_[static_cast<std::size_t>(d)];
       return x.running.size() + x.waiting.size() + static_cast<std::size_t>(x.incoming);
     };
+    auto failed = [&](int d) { return replicas_[static_cast<std::size_t>(d)].failed; };
     for (int d = prefill_ + 1; d < static_cast<int>(replicas_.size()); ++d)
-      if (load(d) < load(best) ||
-          (load(d) == load(best) && link(r, d).bytes_per_s > link(r, best).bytes_per_s))
+      if (failed(best) && !failed(d))
+        best = d;
+      else if (failed(d))
+        continue;
+      else if (load(d) < load(best) ||
+               (load(d) == load(best) && link(r, d).bytes_per_s > link(r, best).bytes_per_s))
         best = d;
     ++replicas_[static_cast<std::size_t>(best)].incoming;
     RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
@@ -396,12 +521,20 @@ class Engine {
   void land(int id, double now, Queue& steps) {
     Seq& s = seqs_[static_cast<std::size_t>(id)];
     const int from = s.xfer_from;
-    replicas_[static_cast<std::size_t>(from)].free_blocks += s.xfer_blocks;
+    Replica& src = replicas_[static_cast<std::size_t>(from)];
+    if (s.xfer_epoch == src.epoch) {  // else an outage already freed the source's blocks
+      src.free_blocks += s.xfer_blocks;
+      if (!src.busy && !src.failed) start(from, now, steps);
+    }
     s.xfer_blocks = 0;
-    if (!replicas_[static_cast<std::size_t>(from)].busy) start(from, now, steps);
     const int d = result_.requests[static_cast<std::size_t>(id)].decode_replica;
     Replica& to = replicas_[static_cast<std::size_t>(d)];
     --to.incoming;
+    if (to.failed) {  // its decode replica went down on the way: KV lost, routed again
+      s.computed = 0;
+      send(id, now, steps);
+      return;
+    }
     to.waiting.push_back(id);
     if (!to.busy) start(d, now, steps);
   }
@@ -420,6 +553,10 @@ class Engine {
   std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
       xfers_;  ///< (end, request) of KV transfers in flight
   std::vector<int> done_, leaving_;
+  std::size_t cache_entries_ = 0;
+  std::vector<OutageEvent> out_events_;
+  std::size_t next_out_ = 0;
+  std::vector<int> orphans_;  ///< requests waiting for any replica to be up
 };
 
 }  // namespace
