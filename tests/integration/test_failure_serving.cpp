@@ -115,3 +115,17 @@ TEST_CASE("serving failover: a request in flight moves to the surviving replica,
   CHECK(std::stod(r.requests[0].at(4)) > std::stod(base.requests[0].at(4)));
   CHECK_FALSE(base.summary["services"]["tiny"].contains("replicas_hit"));
 }
+
+TEST_CASE("serving failover: a maintenance drain takes the replica's node, it returns after the window") {
+  // Windows every 0.1 h (360 s) for 100 s, rolling from node 0: the first takes node 0 (the replica)
+  // from 360 s to 460 s; node 1 is full (the job), so the replica is placed again at 460 s on node 0
+  // and serves from 470 s. A request at 361 s: TTFT = 470 - 361 + P (P: the idle replica's TTFT).
+  const std::string jsonl = request(0, 24, 3) + request(361, 24, 3);
+  const auto r = run(2, 1, jsonl, "node,start,end,component\n",
+                     "[failures]\nmaintenance_interval_h = 0.1\nmaintenance_duration_s = 100\n");
+  REQUIRE(r.requests.size() == 2);
+  const double p = ttft(r, 0);
+  CHECK(ttft(r, 1) == doctest::Approx(470 - 361 + p));
+  CHECK(r.summary["services"]["tiny"]["replicas_hit"].get<long>() >= 1);
+  CHECK(r.failures_csv.find("360,maintenance,0,1,planned,0,0,460,1,0\n") != std::string::npos);
+}
