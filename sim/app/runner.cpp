@@ -114,10 +114,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   // the failure hook, whose per-job report reads every job's record after the run.
   parts.keep_finished = failures != nullptr;
   Simulation sim(std::move(parts));
-  if (!specs.empty()) sim.attach(reservations);
   if (network) sim.attach(*network);
   if (fabric) sim.attach(*fabric);
+  // Failures first: held spares are out of service before the replicas are placed.
   if (failures) sim.attach(*failures);
+  if (failures && network) failures->add_tenant(*network);  // SimGrid hosts off while nodes are out
+  if (!specs.empty()) {
+    sim.attach(reservations);
+    if (failures) failures->add_tenant(reservations);
+  }
   sim.add_observer(table);
   sim.add_observer(series);
   sim.add_observer(fairness);
@@ -154,6 +159,62 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
       write_link_tiers_csv(f, report);
     }
     out.summary["network"] = network_summary(report, table);
+    if (network && !network->node_switches().empty()) {
+      auto& sw = out.summary["network"]["nodes_switched_off"];
+      sw = nlohmann::ordered_json::array();
+      for (const auto& x : network->node_switches())
+        sw.push_back(
+            {{"node", x.node}, {"off_s", x.off_s}, {"on_s", x.on_s}, {"hosts_seen_off", x.seen_off}});
+    }
+  }
+  nlohmann::ordered_json services;
+  if (!specs.empty()) {
+    // Services hold their replicas' GPUs in the cluster for the whole run (ServiceReservations, above);
+    // their requests are then simulated on those replicas.
+    auto f = staging.open("requests.csv");
+    auto series_file = staging.open("serving_timeseries.csv");
+    write_requests_header(f);
+    write_serving_series_header(series_file);
+    nlohmann::ordered_json block;
+    std::size_t first = 0;  // this service's first demand in the reservations
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const auto& all = reservations.slots();
+      const auto n = static_cast<std::size_t>(specs[i].engine.replicas);
+      const auto last = std::min(all.size(), first + n);
+      // A replica moved by failover: its slots here are where it ended the run.
+      const std::vector<std::vector<Slot>> mine(all.begin() + static_cast<long>(first),
+                                                all.begin() + static_cast<long>(last));
+      const auto& occ = reservations.occupancy();
+      const std::vector<std::vector<OccupancyChange>> occupancy(
+          occ.begin() + static_cast<long>(std::min(occ.size(), first)),
+          occ.begin() + static_cast<long>(std::min(occ.size(), last)));
+      apply_placement(specs[i], sc.cluster, mine, all, occupancy, sc.execution.colocation_slowdown,
+                      prepared[i].engine);
+      // Failover: this service's replica outages from the cluster run (replica = demand - first).
+      std::vector<long> events;
+      for (const auto& o : reservations.outages()) {
+        const auto d = static_cast<std::size_t>(o.demand);
+        if (d < first || d >= first + n) continue;
+        prepared[i].engine.outages.push_back({static_cast<int>(d - first), o.down_s, o.up_s});
+        events.push_back(o.event);
+      }
+      ServiceRun run = run_service(specs[i], std::move(prepared[i]));
+      run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs[i], run, sc.power);
+      long rerouted = 0;
+      for (std::size_t k = 0; k < events.size() && k < run.result.rerouted.size(); ++k) {
+        if (failures) failures->add_rerouted(events[k], run.result.rerouted[k]);
+        rerouted += run.result.rerouted[k];
+      }
+      write_requests_rows(f, specs[i], run);
+      write_serving_series_rows(series_file, specs[i], run);
+      block[specs[i].name] = run.summary;
+      if (failures) {
+        block[specs[i].name]["replicas_hit"] = static_cast<long>(events.size());
+        block[specs[i].name]["requests_rerouted"] = rerouted;
+      }
+      first += n;
+    }
+    services = std::move(block);
   }
   if (failures) {
     if (!failures->mapping_note().empty())
@@ -169,34 +230,7 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     out.summary["failures"] = failures->summary();
   }
   if (!specs.empty()) {
-    // Services hold their replicas' GPUs in the cluster for the whole run (ServiceReservations, above);
-    // their requests are then simulated on those replicas.
-    auto f = staging.open("requests.csv");
-    auto series_file = staging.open("serving_timeseries.csv");
-    write_requests_header(f);
-    write_serving_series_header(series_file);
-    nlohmann::ordered_json block;
-    std::size_t first = 0;  // this service's first demand in the reservations
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      const auto& all = reservations.slots();
-      const auto n = static_cast<std::size_t>(specs[i].engine.replicas);
-      const auto last = std::min(all.size(), first + n);
-      const std::vector<std::vector<Slot>> mine(all.begin() + static_cast<long>(first),
-                                                all.begin() + static_cast<long>(last));
-      const auto& occ = reservations.occupancy();
-      const std::vector<std::vector<OccupancyChange>> occupancy(
-          occ.begin() + static_cast<long>(std::min(occ.size(), first)),
-          occ.begin() + static_cast<long>(std::min(occ.size(), last)));
-      first += n;
-      apply_placement(specs[i], sc.cluster, mine, all, occupancy, sc.execution.colocation_slowdown,
-                      prepared[i].engine);
-      ServiceRun run = run_service(specs[i], std::move(prepared[i]));
-      run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs[i], run, sc.power);
-      write_requests_rows(f, specs[i], run);
-      write_serving_series_rows(series_file, specs[i], run);
-      block[specs[i].name] = run.summary;
-    }
-    out.summary["services"] = std::move(block);
+    out.summary["services"] = std::move(services);
     out.summary["services_gpus_held"] = reservations.gpus_held();
   }
   {

@@ -81,11 +81,30 @@ class ClusterControl : public JobClock {
   /// GPUs, so every job placed beside it runs at execution.colocation_slowdown per such holder. The
   /// holder learns who joins it through on_start/on_leave and allocation().
   virtual std::optional<Allocation> reserve_shared(const Request& r) = 0;
+  /// Gives back what reserve() or reserve_shared() returned (e.g. a replica whose node is going out
+  /// of service). A shared holder also stops counting as an occupant of its GPUs.
+  virtual void release(const Allocation& a) = 0;
   /// Stops running job `id` now, not by the policy's choice (a failure): its progress falls back to
   /// `done` (its last checkpoint, <= its progress now), it pays `overhead_s` (detection, restart,
   /// restore) when it next starts instead of the usual restart overhead, and it goes back to the
   /// scheduler (Scheduler::interrupted). Observers see a preemption.
   virtual void interrupt(JobId id, double done, double overhead_s) = 0;
+};
+
+/// Something that holds GPUs outside jobs, through ClusterControl::reserve (a service's replicas),
+/// and must move when a node leaves service. A cluster hook that takes nodes out (failures, drains)
+/// tells its tenants; neither knows the other's internals.
+class NodeTenant {
+ public:
+  virtual ~NodeTenant() = default;
+  /// Node n leaves service now, for the taker's event `event` (an id it can be told about later):
+  /// whatever the tenant holds on it goes down and is released (the node is still up when called).
+  /// Returns how many holders (replicas) were hit.
+  virtual int node_lost(int node, long event) = 0;
+  /// Capacity may have come back (a repair, a spare joined, a drain ended): holders waiting retry.
+  virtual void capacity_back() = 0;
+  /// Node n, lost before, is healthy again (repaired, or its drain ended).
+  virtual void node_back(int /*node*/) {}
 };
 
 /// A cluster hook changes the cluster under the jobs at times of its own: failures and repairs,

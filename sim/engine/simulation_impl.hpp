@@ -10,6 +10,7 @@
 #include <queue>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/colocation.hpp"
@@ -81,10 +82,15 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
     if (alloc) state_.allocate(*alloc);
     return alloc;
   }
+  void release(const Allocation& a) override;
 
   std::optional<Allocation> reserve_shared(const Request& r) override {
     auto alloc = reserve(r);
-    if (alloc) refresh_colocation(coloc_.add(-static_cast<JobId>(++shared_holders_), *alloc));
+    if (alloc) {
+      const auto holder = -static_cast<JobId>(++shared_holders_);
+      shared_.emplace_back(holder, *alloc);
+      refresh_colocation(coloc_.add(holder, *alloc));
+    }
     return alloc;
   }
 
@@ -199,6 +205,8 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   long seq_ = 0;
   bool has_cpu_only_ = false;
   int shared_holders_ = 0;  ///< reserve_shared() holders, co-location occupants -1, -2, ...
+  /// The reserve_shared() holders still holding, with what they hold (release() finds them here).
+  std::vector<std::pair<JobId, Allocation>> shared_;
   SimulationResult result_;
 };
 

@@ -60,6 +60,23 @@ std::optional<double> Simulation::Impl::estimated_runtime_on(JobId id, int gpu_t
   return parts_.job_model->run_time_s(parts_.jobs[at(id)], where, why);
 }
 
+void Simulation::Impl::release(const Allocation& a) {
+  state_.release(a);
+  failed_.clear();  // capacity came back
+  // A reserve_shared() holder leaves its GPUs' co-location too: the jobs beside it speed up.
+  auto same = [&](const Allocation& b) {
+    return b.slots.size() == a.slots.size() &&
+           std::equal(b.slots.begin(), b.slots.end(), a.slots.begin(), [](const Slot& x, const Slot& y) {
+             return x.node == y.node && x.gpu == y.gpu && x.milli == y.milli;
+           });
+  };
+  const auto it = std::find_if(shared_.begin(), shared_.end(), [&](const auto& h) { return same(h.second); });
+  if (it == shared_.end()) return;
+  const auto neighbours = coloc_.remove(it->first, it->second);
+  shared_.erase(it);
+  refresh_colocation(neighbours);
+}
+
 std::vector<JobId> Simulation::Impl::jobs_on_node(int n) const {
   std::vector<JobId> out;
   for (JobId id : running_)

@@ -97,6 +97,7 @@ void FailureHook::open_window() {
     for (JobId id : control_->jobs_on_node(n)) hit.insert(id);
   double lost_gpu_s = 0;
   for (JobId id : hit) lost_gpu_s += interrupt(id, true);
+  const int replicas = tell_lost(picked);
   planned_interruptions_ += static_cast<long>(hit.size());
   const double now = control_->now();
   const double until = now + config_.maintenance_duration_s;
@@ -107,7 +108,27 @@ void FailureHook::open_window() {
   }
   ++windows_;
   rows_.push_back({now, "maintenance", picked.front(), static_cast<int>(picked.size()), "planned",
-                   static_cast<int>(hit.size()), lost_gpu_s / 3600.0, until});
+                   static_cast<int>(hit.size()), lost_gpu_s / 3600.0, until, replicas});
+  tell_back();
+}
+
+int FailureHook::tell_lost(const std::vector<int>& nodes) {
+  int hit = 0;
+  const auto event = static_cast<long>(rows_.size());
+  for (NodeTenant* t : tenants_)
+    for (int n : nodes) hit += t->node_lost(n, event);
+  replicas_hit_ += hit;
+  return hit;
+}
+
+void FailureHook::tell_back() {
+  for (NodeTenant* t : tenants_) t->capacity_back();
+}
+
+void FailureHook::add_rerouted(long event, long requests) {
+  if (event < 0 || event >= static_cast<long>(rows_.size())) return;
+  rows_[static_cast<std::size_t>(event)].rerouted += requests;
+  rerouted_ += requests;
 }
 
 void FailureHook::close_window(int node) {
@@ -115,7 +136,10 @@ void FailureHook::close_window(int node) {
   --drained_[static_cast<std::size_t>(node)];
   drained_node_s_ += config_.maintenance_duration_s;
   sync(node, was_out);
+  if (drained_[static_cast<std::size_t>(node)] == 0 && down_[static_cast<std::size_t>(node)] == 0)
+    for (NodeTenant* t : tenants_) t->node_back(node);
   rows_.push_back({control_->now(), "maintenance_end", node, 1, "planned", 0, 0.0, control_->now()});
+  tell_back();
 }
 
 void FailureHook::count_down(int delta) {
@@ -132,6 +156,7 @@ void FailureHook::fail(const FailureEvent& e) {
     for (JobId id : control_->jobs_on_node(n)) hit.insert(id);
   double lost_gpu_s = 0;
   for (JobId id : hit) lost_gpu_s += interrupt(id);
+  const int replicas = tell_lost(e.nodes);
   const double now = control_->now();
   for (int n : e.nodes) {
     const auto i = static_cast<std::size_t>(n);
@@ -157,7 +182,8 @@ void FailureHook::fail(const FailureEvent& e) {
   ++failures_;
   ++by_component_[e.component];
   rows_.push_back({now, "failure", e.nodes.front(), static_cast<int>(e.nodes.size()), e.component,
-                   static_cast<int>(hit.size()), lost_gpu_s / 3600.0, e.repaired_s});
+                   static_cast<int>(hit.size()), lost_gpu_s / 3600.0, e.repaired_s, replicas});
+  tell_back();
 }
 
 void FailureHook::repair(int node) {
@@ -174,7 +200,10 @@ void FailureHook::repair(int node) {
     spares_.push_back(node);
   }
   sync(node, true);
+  if (drained_[i] == 0)
+    for (NodeTenant* t : tenants_) t->node_back(node);
   rows_.push_back({control_->now(), "repair", node, 1, "", 0, 0.0, control_->now()});
+  tell_back();
 }
 
 // Falls the job back to its last checkpoint and hands it back to the scheduler; GPU-s lost.

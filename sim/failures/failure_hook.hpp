@@ -18,6 +18,11 @@
 // spare again while fewer than S are held. Planned maintenance: every maintenance_interval_h a window
 // takes the next maintenance_nodes healthy nodes in service (rolling in node order) out for
 // maintenance_duration_s; their jobs checkpoint first (no lost work) and pay restart_s + restore.
+//
+// Tenants (NodeTenant, hooks.hpp: a service's replicas) hear of every node a failure or window takes
+// out of service, before it goes down, and of capacity coming back (after a failure's spares joined,
+// a repair, a window's end); failures.csv counts the replicas hit and, once the services ran, the
+// requests they re-routed (add_rerouted).
 #include <limits>
 #include <map>
 #include <memory>
@@ -46,6 +51,10 @@ class FailureHook final : public ClusterHook {
   void on_start(JobId id, const PlacementSummary& where) override;
   void on_leave(JobId id) override;
   void on_end(double time_s) override;
+  /// Tells `tenant` of nodes leaving service and capacity coming back (before the run).
+  void add_tenant(NodeTenant& tenant) { tenants_.push_back(&tenant); }
+  /// Requests re-routed because of event `event` (an index given to NodeTenant::node_lost).
+  void add_rerouted(long event, long requests);
 
   /// The checkpoint interval (compute s between checkpoints; 0 = none) and write time of a job on
   /// `nodes` nodes and `gpus` GPUs.
@@ -81,6 +90,8 @@ class FailureHook final : public ClusterHook {
     int jobs_hit;
     double gpu_h_lost;
     double until_s;
+    int replicas_hit = 0;
+    long rerouted = 0;
   };
   struct Repair {
     double time_s;
@@ -100,6 +111,9 @@ class FailureHook final : public ClusterHook {
   void sync(int node, bool was_out);
   void open_window();
   void close_window(int node);
+  /// Tenants' replicas hit by `nodes` leaving service for the row about to be added.
+  int tell_lost(const std::vector<int>& nodes);
+  void tell_back();
 
   // Hot spares and maintenance windows.
   std::vector<char> spare_;   ///< per node: held as a spare
@@ -120,6 +134,8 @@ class FailureHook final : public ClusterHook {
   std::vector<int> down_;  ///< per node: failures not yet repaired
   std::priority_queue<Repair, std::vector<Repair>, std::greater<>> repairs_;
   std::vector<Row> rows_;
+  std::vector<NodeTenant*> tenants_;
+  long replicas_hit_ = 0, rerouted_ = 0;
   std::map<std::string, long> by_component_;
   std::map<int, long> interruptions_by_gpus_;
   long seq_ = 0;

@@ -1,10 +1,15 @@
 #include "sim/network/network_hook.hpp"
 
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "sim/network/job_ring.hpp"
+#include "sim/platform/platform.hpp"
 
 #include "workloads/base/keys.hpp"
 
@@ -76,6 +81,56 @@ void NetworkFidelity::attach(JobClock& clock, const Platform& platform, std::siz
   clock_ = &clock;
   platform_ = &platform;
   jobs_.assign(jobs, Chunks{});
+  open_switch_.assign(platform.nodes.size(), -1);
+}
+
+namespace {
+/// The node's NIC links, both directions of each split-duplex link.
+std::vector<simgrid::s4u::Link*> nic_links(const NodeHandles& node) {
+  std::vector<simgrid::s4u::Link*> links;
+  for (auto* up : node.nics) {
+    if (up == nullptr) continue;
+    links.push_back(up);
+    std::string name = up->get_name();
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0) {
+      name.replace(name.size() - 3, 3, "_DOWN");
+      if (auto* down = simgrid::s4u::Link::by_name_or_null(name)) links.push_back(down);
+    }
+  }
+  return links;
+}
+}  // namespace
+
+// The node's jobs were interrupted before (their ptasks cancelled in on_leave): nothing runs on it.
+int NetworkFidelity::node_lost(int node, long /*event*/) {
+  const auto n = static_cast<std::size_t>(node);
+  if (platform_ == nullptr || n >= platform_->nodes.size() || open_switch_[n] >= 0) return 0;
+  const NodeHandles& h = platform_->nodes[n];
+  // GPU hosts only: ptasks run there. The CPU host stays on: node 0's carries fleetsim's controller
+  // actor (Simulation::run), and turning it off kills that actor and ends the run silently (measured).
+  const auto* self =
+      simgrid::s4u::Actor::self() != nullptr ? simgrid::s4u::Actor::self()->get_host() : nullptr;
+  bool off = true;
+  for (auto* g : h.gpus) {
+    if (g == self) continue;
+    g->turn_off();
+    off = off && !g->is_on();
+  }
+  for (auto* l : nic_links(h)) l->turn_off();
+  open_switch_[n] = static_cast<int>(switches_.size());
+  switches_.push_back({node, clock_->now(), -1, off});
+  return 0;
+}
+
+void NetworkFidelity::node_back(int node) {
+  const auto n = static_cast<std::size_t>(node);
+  if (platform_ == nullptr || n >= platform_->nodes.size() || open_switch_[n] < 0) return;
+  const NodeHandles& h = platform_->nodes[n];
+  for (auto* g : h.gpus)
+    if (!g->is_on()) g->turn_on();
+  for (auto* l : nic_links(h)) l->turn_on();
+  switches_[static_cast<std::size_t>(open_switch_[n])].on_s = clock_->now();
+  open_switch_[n] = -1;
 }
 
 // A multi-GPU job's ring joins the fabric; it runs in chunks from now on.
@@ -83,7 +138,11 @@ void NetworkFidelity::on_start(JobId id, const PlacementSummary& where) {
   Chunks& c = of(id);
   c.active = false;
   const auto ring = job_ring(*clock_, *platform_, cluster_, config_, id, where);
-  if (!ring || !fabric_.add_job(id, ring->hosts)) return;
+  if (!ring) return;
+  for (const auto* h : ring->hosts)  // nodes out of service are never placed on (ClusterState)
+    if (!h->is_on())
+      throw std::logic_error("network fidelity: job placed on switched-off host " + h->get_name());
+  if (!fabric_.add_job(id, ring->hosts)) return;
   c.active = true;
   c.phi = ring->phi;
   c.iteration = std::min(1.0, ring->iteration_s / clock_->execution(id).runtime);

@@ -29,7 +29,19 @@ struct NetworkFidelityConfig {
                                                    const std::string& fidelity = "network");
 };
 
-class NetworkFidelity final : public ExecutionHook {
+/// A node the network fidelity switched off in SimGrid (failure or drain) and back on.
+struct NodeSwitch {
+  int node = 0;
+  double off_s = 0;
+  double on_s = -1;       ///< -1: still off at the end
+  bool seen_off = false;  ///< SimGrid reported every host of the node off after turn_off()
+};
+
+/// As a NodeTenant of the failure hook, it turns a failed or drained node's SimGrid GPU hosts and NIC
+/// links off (Host::turn_off, Link::turn_off) when the node leaves service, after its jobs were
+/// interrupted (their ptasks cancelled in on_leave), and on again when it is healthy. The node's CPU
+/// host stays on (it carries no ptasks, and node 0's runs the controller actor).
+class NetworkFidelity final : public ExecutionHook, public NodeTenant {
  public:
   NetworkFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config);
 
@@ -43,6 +55,11 @@ class NetworkFidelity final : public ExecutionHook {
   std::optional<JobId> wait(double until) override;
   void resume(JobId id) override;
   void on_end(double time_s) override { end_s_ = time_s; }
+  int node_lost(int node, long event) override;
+  void capacity_back() override {}
+  void node_back(int node) override;
+  /// Every node switched off and on in SimGrid, in order.
+  const std::vector<NodeSwitch>& node_switches() const { return switches_; }
 
   /// Link utilization over the run (after it ended).
   NetworkReport report() const { return fabric_.report(end_s_, 200); }
@@ -71,6 +88,8 @@ class NetworkFidelity final : public ExecutionHook {
   NetworkFabric fabric_;
   std::vector<Chunks> jobs_;
   double end_s_ = 0;
+  std::vector<NodeSwitch> switches_;
+  std::vector<int> open_switch_;  ///< per node: its switch in progress (-1: on)
 };
 
 }  // namespace fleetsim

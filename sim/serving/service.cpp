@@ -33,7 +33,8 @@ const KeyRegistrar kKeys{{
     {"service[]", "scale_up_queue", K::kFloat, "requests", "4",
      "autoscaler: waiting requests per ready replica above which one more starts"},
     {"service[]", "scale_interval_s", K::kFloat, "s", "10", "autoscaler: time between decisions"},
-    {"service[]", "model_load_s", K::kFloat, "s", "60", "autoscaler: time a new replica takes to serve"},
+    {"service[]", "model_load_s", K::kFloat, "s", "60",
+     "autoscaler, failover: time a new replica takes to serve"},
     {"service[]", "mig", K::kString, "", "",
      "MIG instance per replica (e.g. \"3g.40gb\" or \"3g\"; tensor_parallel 1): its share of compute and "
      "bandwidth scales the step time, its memory holds weights and KV; empty = whole GPUs"},
@@ -441,6 +442,7 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   d.shared = spec.mps_share > 0;
   d.file = at.file();
   d.line = at.line();
+  d.load_s = spec.engine.model_load_s;
   return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
 }
 

@@ -2,11 +2,16 @@
 // Services on the training cluster (issue 14): a ClusterHook that, before the first event, places
 // every replica of every [[service]] with the scenario's placer (a whole GPU per TP rank on one node,
 // or one MIG slice) and holds those GPUs for the whole run, so training jobs get what is left. A
-// replica that does not fit is an input error naming the service's key. Static: replicas are not
-// moved, scaled or released while the simulation runs. An MPS replica (`shared`) is reserved as a
-// co-location occupant (ClusterControl::reserve_shared): training jobs given a fraction of its GPU
-// run slower beside it, and the hook records, per replica, how many training jobs share its GPU over
-// time (from on_start/on_leave), which slows the replica in turn (sim/app/service_placement).
+// replica that does not fit is an input error naming the service's key. Replicas are not moved,
+// scaled or released while the simulation runs, except by failover: as a NodeTenant (hooks.hpp), a
+// replica on a node that leaves service (a failure or drain) releases its GPUs and goes down; it is
+// placed again on healthy GPUs as soon as they fit (at once on a spare or free GPUs, else when a node
+// is repaired or a drain or a training job ends; replicas before jobs) and serves model_load_s later.
+// The outages are handed to the serving engine (ReplicaOutage), which re-routes the requests.
+// An MPS replica (`shared`) is reserved (and re-reserved on failover) as a co-location occupant
+// (ClusterControl::reserve_shared): training jobs given a fraction of its GPU run slower beside it,
+// and the hook records, per replica, how many training jobs share its GPU over time (from
+// on_start/on_leave), which slows the replica in turn (sim/app/service_placement).
 #include <string>
 #include <vector>
 
@@ -20,6 +25,7 @@ struct ReplicaDemand {
   int gpus = 1;          ///< whole GPUs (TP), or 1 with a MIG slice
   int gpu_milli = 1000;  ///< < 1000: a MIG slice's or an MPS share
   bool shared = false;   ///< an MPS share: interferes with jobs on the same GPU (a MIG slice does not)
+  double load_s = 60;    ///< failover: time a re-placed replica takes to load before it serves
   std::string file;      ///< where the service is declared, for messages
   long line = 0;
 };
@@ -30,15 +36,28 @@ struct OccupancyChange {
   int jobs = 0;
 };
 
-class ServiceReservations final : public ClusterHook {
+/// One replica's outage from the cluster run (demand index: replica in ServiceReservations order).
+struct TenantOutage {
+  int demand = 0;
+  double down_s = 0;
+  double up_s = 0;  ///< inf: still down at the end
+  long event = -1;  ///< the taker's event (FailureHook: its failures.csv row)
+};
+
+class ServiceReservations final : public ClusterHook, public NodeTenant {
  public:
   explicit ServiceReservations(std::vector<ReplicaDemand> demands) : demands_(std::move(demands)) {}
   void attach(ClusterControl& control, std::size_t jobs) override;
   void on_start(JobId id, const PlacementSummary& where) override;
   void on_leave(JobId id) override;
+  void on_finish(JobId id) override;
+  int node_lost(int node, long event) override;
+  void capacity_back() override;
   /// Per demand (replica), the training jobs on its GPU over time, in time order (empty: none ever;
   /// always empty unless `shared`).
   const std::vector<std::vector<OccupancyChange>>& occupancy() const { return occupancy_; }
+  /// Failover outages, in the order they began.
+  const std::vector<TenantOutage>& outages() const { return outages_; }
   /// Per demand (replica), the nodes it got, after attach().
   const std::vector<std::vector<int>>& nodes() const { return nodes_; }
   /// Per demand (replica), the GPU slots it got, after attach().
@@ -55,6 +74,14 @@ class ServiceReservations final : public ClusterHook {
   double held_ = 0;
   /// The job entered (+1) or left (-1) the GPUs of the shared replicas it touches.
   void occupy(JobId id, int delta);
+  /// Records that `jobs` training jobs share demand k's GPU from now on.
+  void record_occupancy(std::size_t k, int jobs);
+  std::vector<Allocation> allocs_;  ///< per demand: what it holds now
+  std::vector<int> open_;           ///< per demand: its outage in progress (-1: up)
+  int waiting_ = 0;                 ///< replicas down, waiting for GPUs
+  std::vector<TenantOutage> outages_;
+  /// Per shared demand: the training jobs counted beside its GPUs now (occupancy_'s count).
+  std::vector<std::vector<JobId>> beside_;
 };
 
 }  // namespace fleetsim

@@ -29,6 +29,15 @@ namespace fleetsim {
 
 enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware };
 
+/// A replica out of service (a hardware failure or maintenance drain on its node, from the cluster
+/// run): at down_s its step in flight is lost and its running and waiting requests, KV lost, go to the
+/// surviving replicas through the router (or wait for one); it serves again from up_s (inf: never).
+struct ReplicaOutage {
+  int replica = 0;
+  double down_s = 0;
+  double up_s = INFINITY;
+};
+
 /// The path a request's KV takes from a prefill replica to a decode replica.
 struct KvLink {
   double bytes_per_s = INFINITY;  ///< aggregate over the replica's GPUs
@@ -77,6 +86,8 @@ struct ServingEngineConfig {
     double factor = 1;
   };
   std::vector<std::vector<SpeedChange>> replica_speed_changes;
+  /// Failover (empty: none): outages of replicas, any order.
+  std::vector<ReplicaOutage> outages;
 };
 
 struct RequestOutcome {
@@ -106,6 +117,8 @@ struct ServingResult {
   double replica_s = 0;   ///< summed over replicas: time switched on (loading, serving or idle)
   int peak_replicas = 0;  ///< most replicas on at once
   double end_s = 0;
+  /// Per outage (config order): requests it sent to another replica (running and waiting ones).
+  std::vector<long> rerouted;
 };
 
 /// Runs `requests` (sorted by arrival) on `config.replicas` identical replicas.

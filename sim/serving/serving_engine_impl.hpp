@@ -1,0 +1,155 @@
+#pragma once
+// The serving engine's internals (sim/serving/serving_engine.hpp is the interface), shared by its
+// parts: serving_engine.cpp (event loop, routing, batching steps), serving_lifecycle.cpp (replicas
+// switched on and off: the autoscaler and failover outages) and serving_kv_transfer.cpp
+// (disaggregated prefill -> decode KV hand-off). Not for use outside those files.
+#include <deque>
+#include <functional>
+#include <queue>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/serving/prefix_cache.hpp"
+#include "sim/serving/serving_engine.hpp"
+
+namespace fleetsim::serving_detail {
+
+struct Seq {
+  int prompt = 0;
+  int out = 0;
+  int computed = 0;   ///< tokens whose KV is computed
+  int generated = 0;  ///< output tokens sampled
+  long blocks = 0;    ///< KV blocks held
+  bool admitted_once = false;
+  int xfer_from = -1;    ///< disaggregated: the prefill replica its KV is leaving
+  long xfer_blocks = 0;  ///< blocks that replica holds until the transfer ends
+  long xfer_epoch = 0;   ///< that replica's epoch when the transfer began
+};
+
+enum class Power { kOff, kLoading, kReady };
+
+struct Replica {
+  Power power = Power::kReady;
+  double ready_at = 0;  ///< kLoading: when it starts serving
+  double on_since = 0;  ///< when it was switched on
+  std::deque<int> waiting;
+  std::vector<int> running;  ///< admission order (the last is preempted first)
+  long free_blocks = 0;
+  bool busy = false;
+  std::vector<std::pair<int, int>> scheduled;  ///< (request, tokens) of the step in flight
+  double next_sample = 0;
+  PrefixCache cache{0};
+  int incoming = 0;     ///< disaggregated decode replica: KV transfers on their way to it
+  int outgoing = 0;     ///< disaggregated prefill replica: KV transfers leaving it (blocks still held)
+  bool failed = false;  ///< in an outage (failover)
+  long epoch = 0;       ///< bumped by each outage: its step in flight and transfers out no longer count
+  Power before = Power::kReady;  ///< in an outage: its power when the outage began
+};
+
+/// Replicas [lo, hi) that the autoscaler switches on and off together, at least `min` on.
+struct Group {
+  int lo = 0;
+  int hi = 0;
+  int min = 0;
+};
+
+/// A step in flight: (end, replica, the replica's epoch when it began).
+using StepEvent = std::tuple<double, int, long>;
+using StepQueue = std::priority_queue<StepEvent, std::vector<StepEvent>, std::greater<>>;
+/// An outage's start (down) or end, in time order.
+struct OutageEvent {
+  double t = 0;
+  bool down = true;
+  int outage = 0;
+};
+
+class Engine {
+ public:
+  Engine(const std::vector<ServingRequest>& reqs, const ServingStepModel& model,
+         const ServingEngineConfig& c);
+
+  ServingResult run();
+
+ private:
+  long blocks_for(int tokens) const { return (tokens + c_.block_size - 1) / c_.block_size; }
+
+  /// The replica's time-varying speed factor at `now` (ServingEngineConfig::replica_speed_changes).
+  double speed_factor(int r, double now) const;
+
+  /// Requests waiting for any replica will be served without another outage ending: the autoscaler
+  /// can switch on (or route to) a replica taking arrivals that is not in an outage.
+  bool rescuable() const;
+
+  double next_ready() const;
+
+  int on_count() const;
+
+  /// The autoscaler's decisions at `now` (see ServingEngineConfig), one per group.
+  void scale(double now);
+
+  void scale(const Group& g, double now);
+
+  /// Routing among the ready replicas only (with the autoscaler): round-robin cycles over them;
+  /// least-outstanding and prefix-aware choose among them as usual.
+  int route_ready(int req);
+
+  int route(int req);
+
+  /// Routes request `req` now and wakes its replica; with every replica down it waits (orphans_).
+  void send(int req, double now, StepQueue& steps);
+
+  /// Routes `ids` in order, then wakes the replicas that got them (one step can take them all).
+  void send_all(const std::vector<int>& ids, double now, StepQueue& steps);
+
+  void resend_orphans(double now, StepQueue& steps);
+
+  /// Outage k begins: the replica's step in flight is lost, its requests lose their KV and are routed
+  /// again (in admission order, then queue order) to the replicas still up.
+  void go_down(int k, double now, StepQueue& steps);
+
+  /// Outage k ends: the replica serves again (its model loaded), and requests waiting for a replica go.
+  void come_back(int k, double now, StepQueue& steps);
+
+  void arrive(int req, int r);
+
+  void preempt(Replica& rep, int victim);
+
+  void sample(Replica& rep, int r, double now);
+
+  void start(int r, double now, StepQueue& steps);
+
+  void finish(int r, double now);
+
+  const KvLink& link(int p, int d) const;
+
+  /// Disaggregated: request `id` has its first token on prefill replica `r`; its KV leaves for the
+  /// least outstanding ready decode replica (ties: the fastest link, then the lowest index).
+  void hand_off(Replica& rep, int r, int id, double now);
+
+  /// A KV transfer ends: the prefill replica frees the blocks, the decode replica queues the request.
+  void land(int id, double now, StepQueue& steps);
+
+  const std::vector<ServingRequest>& reqs_;
+  const ServingStepModel& model_;
+  ServingEngineConfig c_;
+  std::vector<Seq> seqs_;
+  std::vector<Replica> replicas_;
+  ServingResult result_;
+  BatchShape shape_;
+  std::vector<Group> groups_;  ///< the autoscaled groups
+  bool autoscale_ = false;     ///< any group autoscaled
+  bool front_scaled_ = false;  ///< the replicas taking arrivals are autoscaled: route to ready ones
+  int rr_ = 0;
+  int prefill_ = 0;  ///< prefill replicas (0: colocated)
+  int front_ = 1;    ///< replicas that take arrivals
+  std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>
+      xfers_;  ///< (end, request) of KV transfers in flight
+  std::vector<int> done_, leaving_;
+  std::size_t cache_entries_ = 0;
+  std::vector<OutageEvent> out_events_;
+  std::size_t next_out_ = 0;
+  std::vector<int> orphans_;  ///< requests waiting for any replica to be up
+};
+
+}  // namespace fleetsim::serving_detail
