@@ -178,12 +178,12 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     nlohmann::ordered_json block;
     std::size_t first = 0;  // this service's first demand in the reservations
     for (std::size_t i = 0; i < specs.size(); ++i) {
-      const auto& all = reservations.slots();
+      const auto& all = reservations.placements();
       const auto n = static_cast<std::size_t>(specs[i].engine.replicas);
       const auto last = std::min(all.size(), first + n);
-      // A replica moved by failover: its slots here are where it ended the run.
-      const std::vector<std::vector<Slot>> mine(all.begin() + static_cast<long>(first),
-                                                all.begin() + static_cast<long>(last));
+      // A replica moved by failover: every placement it held, in time order.
+      const PlacementHistory mine(all.begin() + static_cast<long>(first),
+                                  all.begin() + static_cast<long>(last));
       const auto& occ = reservations.occupancy();
       const std::vector<std::vector<OccupancyChange>> occupancy(
           occ.begin() + static_cast<long>(std::min(occ.size(), first)),

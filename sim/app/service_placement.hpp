@@ -8,6 +8,9 @@
 // - MPS: each replica's speed share: execution.colocation_slowdown per other replica (of any service)
 //   holding a share of the same GPU, and, over time, per training job given a fraction of that GPU
 //   (ServiceReservations::occupancy; the engine slows those jobs by the same factor per replica).
+// Both follow the placements each replica held over time (ServiceReservations::placements): a
+// replica moved by failover serves at its first placement's speed and links until the move, then at
+// the new one's (and a replica that stayed slows down when a moved one joins its GPU).
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
@@ -19,12 +22,15 @@ namespace fleetsim {
 
 struct ServiceSpec;
 
-/// `mine`: the slots of this service's replicas (in replica order); `all`: every reserved replica's
-/// slots (of all services); `occupancy`: per replica of this service, the training jobs on its GPU
-/// over time. Sets engine.kv_links, engine.replica_speed and engine.replica_speed_changes.
-void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster,
-                     const std::vector<std::vector<Slot>>& mine, const std::vector<std::vector<Slot>>& all,
-                     const std::vector<std::vector<OccupancyChange>>& occupancy, double colocation_slowdown,
-                     ServingEngineConfig& engine);
+/// Per replica, its placements in time order (ServiceReservations::placements).
+using PlacementHistory = std::vector<std::vector<PlacementChange>>;
+
+/// `mine`: the placements of this service's replicas (in replica order); `all`: every reserved
+/// replica's (of all services); `occupancy`: per replica of this service, the training jobs on its GPU
+/// over time. Sets engine.kv_links (and kv_link_changes), engine.replica_speed and
+/// engine.replica_speed_changes.
+void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster, const PlacementHistory& mine,
+                     const PlacementHistory& all, const std::vector<std::vector<OccupancyChange>>& occupancy,
+                     double colocation_slowdown, ServingEngineConfig& engine);
 
 }  // namespace fleetsim

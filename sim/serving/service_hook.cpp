@@ -50,6 +50,7 @@ void ServiceReservations::attach(ClusterControl& control, std::size_t /*jobs*/) 
                            " on one node) does not fit in the cluster beside the replicas before it");
     nodes_.push_back(nodes_of(alloc->slots));
     slots_.push_back(alloc->slots);
+    placements_.push_back({{control.now(), alloc->slots}});
     allocs_.push_back(*alloc);
     held_ += d.gpus * (d.gpu_milli / 1000.0);
   }
@@ -106,6 +107,7 @@ int ServiceReservations::node_lost(int node, long event) {
     open_[d] = static_cast<int>(outages_.size());
     outages_.push_back(
         {static_cast<int>(d), control_->now(), std::numeric_limits<double>::infinity(), event});
+    placements_[d].push_back({control_->now(), {}});
     if (demands_[d].shared) {
       // Down, it shares no GPU: no job is counted beside it until it is placed again.
       beside_[d].clear();
@@ -126,6 +128,7 @@ void ServiceReservations::capacity_back() {
     if (!alloc) continue;
     nodes_[d] = nodes_of(alloc->slots);
     slots_[d] = alloc->slots;
+    placements_[d].push_back({control_->now(), alloc->slots});
     allocs_[d] = *alloc;
     --waiting_;
     outages_[static_cast<std::size_t>(open_[d])].up_s = control_->now() + demand.load_s;

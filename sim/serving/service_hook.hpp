@@ -36,6 +36,12 @@ struct OccupancyChange {
   int jobs = 0;
 };
 
+/// One replica's placement from t_s on (slots empty: down, waiting to be placed again).
+struct PlacementChange {
+  double t_s = 0;
+  std::vector<Slot> slots;
+};
+
 /// One replica's outage from the cluster run (demand index: replica in ServiceReservations order).
 struct TenantOutage {
   int demand = 0;
@@ -60,8 +66,12 @@ class ServiceReservations final : public ClusterHook, public NodeTenant {
   const std::vector<TenantOutage>& outages() const { return outages_; }
   /// Per demand (replica), the nodes it got, after attach().
   const std::vector<std::vector<int>>& nodes() const { return nodes_; }
-  /// Per demand (replica), the GPU slots it got, after attach().
+  /// Per demand (replica), the GPU slots it holds (at the end of the run: where it ended).
   const std::vector<std::vector<Slot>>& slots() const { return slots_; }
+  /// Per demand (replica), every placement it held, in time order: the first at attach(), then an
+  /// empty one at each outage and the new GPUs when placed again (a replica that moved by failover
+  /// serves at each placement's speed in turn, sim/app/service_placement).
+  const std::vector<std::vector<PlacementChange>>& placements() const { return placements_; }
   /// GPUs held (whole GPUs, a slice counted by its share).
   double gpus_held() const { return held_; }
 
@@ -69,6 +79,7 @@ class ServiceReservations final : public ClusterHook, public NodeTenant {
   std::vector<ReplicaDemand> demands_;
   std::vector<std::vector<int>> nodes_;
   std::vector<std::vector<Slot>> slots_;
+  std::vector<std::vector<PlacementChange>> placements_;
   std::vector<std::vector<OccupancyChange>> occupancy_;
   ClusterControl* control_ = nullptr;
   double held_ = 0;

@@ -65,7 +65,7 @@ ServingResult Engine::run() {
     const double t_xfer = xfers_.empty() ? INFINITY : xfers_.top().first;
     const double t_out = next_out_ < out_events_.size() ? out_events_[next_out_].t : INFINITY;
     if (!std::isfinite(t_arr) && !std::isfinite(t_step) && !std::isfinite(t_xfer) &&
-        (orphans_.empty() || (!std::isfinite(t_out) && !rescuable())))
+        !waiting_for_replica(t_out))
       break;
     const double t_scale = std::min(next_eval, next_ready());
     if (t_out <= t_arr && t_out <= t_step && t_out <= t_xfer && t_out <= t_scale) {

@@ -32,6 +32,10 @@ enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware };
 /// A replica out of service (a hardware failure or maintenance drain on its node, from the cluster
 /// run): at down_s its step in flight is lost and its running and waiting requests, KV lost, go to the
 /// surviving replicas through the router (or wait for one); it serves again from up_s (inf: never).
+/// Disaggregated: KV in flight to a decode replica that goes down leaves again, at once, from its
+/// prefill replica (which holds it until a transfer lands) for another ready decode replica, or waits
+/// there for one; KV on a prefill replica that goes down (in flight or waiting) is lost, and its
+/// request is prefilled again (prompt and tokens so far) through the router, its TTFT unchanged.
 struct ReplicaOutage {
   int replica = 0;
   double down_s = 0;
@@ -76,6 +80,12 @@ struct ServingEngineConfig {
   double kv_bytes_per_token = 0;  ///< KV of one token, whole model (bytes moved per prompt token)
   KvLink kv_link;                 ///< every prefill -> decode pair, unless kv_links is given
   std::vector<KvLink> kv_links;   ///< per pair, prefill-major: [p * decode_replicas + d]
+  /// Failover moved replicas: from t_s on, `links` (laid out as kv_links) replace kv_links; time order.
+  struct KvLinksChange {
+    double t_s = 0;
+    std::vector<KvLink> links;
+  };
+  std::vector<KvLinksChange> kv_link_changes;
   /// Per replica, its speed share (step time / share; MPS co-location interference); empty: all 1.
   std::vector<double> replica_speed;
   /// Per replica, a time-varying factor on that speed (training jobs joining and leaving its MPS GPU),
@@ -98,7 +108,7 @@ struct RequestOutcome {
   int preemptions = 0;
   int cached_tokens = 0;     ///< prompt tokens served from the prefix cache
   int decode_replica = -1;   ///< disaggregated: where it decoded (-1: colocated, or never got there)
-  double kv_transfer_s = 0;  ///< disaggregated: its KV transfer time
+  double kv_transfer_s = 0;  ///< disaggregated: the KV transfer that reached its decode replica
 };
 
 struct ServingSample {

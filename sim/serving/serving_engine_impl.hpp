@@ -25,6 +25,8 @@ struct Seq {
   int xfer_from = -1;    ///< disaggregated: the prefill replica its KV is leaving
   long xfer_blocks = 0;  ///< blocks that replica holds until the transfer ends
   long xfer_epoch = 0;   ///< that replica's epoch when the transfer began
+  double xfer_end = 0;   ///< when its transfer in flight lands
+  bool parked = false;   ///< its KV waits on the prefill replica for a decode replica to be ready
 };
 
 enum class Power { kOff, kLoading, kReady };
@@ -81,6 +83,9 @@ class Engine {
   /// can switch on (or route to) a replica taking arrivals that is not in an outage.
   bool rescuable() const;
 
+  /// The same for parked KV: the decode group is autoscaled and has a replica not in an outage.
+  bool decode_rescuable() const;
+
   double next_ready() const;
 
   int on_count() const;
@@ -121,14 +126,37 @@ class Engine {
 
   void finish(int r, double now);
 
-  const KvLink& link(int p, int d) const;
+  /// The KV link from prefill replica p to decode replica d at `now` (failover may have moved them).
+  const KvLink& link(int p, int d, double now) const;
 
-  /// Disaggregated: request `id` has its first token on prefill replica `r`; its KV leaves for the
-  /// least outstanding ready decode replica (ties: the fastest link, then the lowest index).
+  /// The least outstanding ready decode replica for KV leaving prefill replica p (ties: the fastest
+  /// link, then the lowest index); -1: none ready (outages, or the autoscaler has none on).
+  int pick_decode(int p, double now) const;
+
+  /// Disaggregated: request `id` has its first token on prefill replica `r`; its KV leaves for
+  /// pick_decode(), or, with no decode replica ready, waits on `r` (parked_, its blocks held).
   void hand_off(Replica& rep, int r, int id, double now);
+
+  /// Starts the transfer of request `id`'s KV (held by its prefill replica) to decode replica d.
+  void send_kv(int id, int d, double now);
+
+  /// Parked KV leaves for decode replicas that are ready now (in the order it was parked).
+  void dispatch_parked(double now);
+
+  /// Replica r goes down: KV transfers to it leave again from their prefill replica for another
+  /// decode replica (or park there); KV held by it (in flight or parked) is lost and its requests
+  /// are appended to `lost` (to be prefilled again).
+  void drop_transfers(int r, double now, std::vector<int>& lost);
+
+  /// Forgets request `id`'s transfer in flight (land() ignores it when its time comes).
+  void cancel_transfer(int id);
 
   /// A KV transfer ends: the prefill replica frees the blocks, the decode replica queues the request.
   void land(int id, double now, StepQueue& steps);
+
+  /// Requests wait for a replica (orphans_, parked_) that an outage's end or the autoscaler will
+  /// bring (t_out: the next outage event): the run goes on.
+  bool waiting_for_replica(double t_out) const;
 
   const std::vector<ServingRequest>& reqs_;
   const ServingStepModel& model_;
@@ -150,6 +178,8 @@ class Engine {
   std::vector<OutageEvent> out_events_;
   std::size_t next_out_ = 0;
   std::vector<int> orphans_;  ///< requests waiting for any replica to be up
+  std::vector<int> parked_;   ///< disaggregated: KV on a prefill replica waiting for a decode replica
+  std::vector<std::pair<double, int>> cancelled_;  ///< (end, request) of transfers cancelled in flight
 };
 
 }  // namespace fleetsim::serving_detail

@@ -1,4 +1,8 @@
 // The serving engine's disaggregated KV hand-off: a prefill replica's KV leaves for a decode replica.
+// Failover: KV in flight to a decode replica that goes down leaves again from its prefill replica
+// (which still holds it) for another decode replica; KV whose prefill replica goes down (in flight
+// or waiting) is lost, and its request is prefilled again. With no decode replica ready, KV waits on
+// its prefill replica (blocks held) until one is.
 #include <algorithm>
 #include <cmath>
 
@@ -6,19 +10,18 @@
 
 namespace fleetsim::serving_detail {
 
-const KvLink& Engine::link(int p, int d) const {
-  if (c_.kv_links.empty()) return c_.kv_link;
+const KvLink& Engine::link(int p, int d, double now) const {
+  const std::vector<KvLink>* links = &c_.kv_links;
+  for (const auto& change : c_.kv_link_changes) {
+    if (change.t_s > now) break;
+    links = &change.links;
+  }
+  if (links->empty()) return c_.kv_link;
   const std::size_t decode = replicas_.size() - static_cast<std::size_t>(prefill_);
-  return c_.kv_links[static_cast<std::size_t>(p) * decode + static_cast<std::size_t>(d - prefill_)];
+  return (*links)[static_cast<std::size_t>(p) * decode + static_cast<std::size_t>(d - prefill_)];
 }
 
-void Engine::hand_off(Replica& rep, int r, int id, double now) {
-  Seq& s = seqs_[static_cast<std::size_t>(id)];
-  rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
-  s.xfer_from = r;
-  s.xfer_blocks = s.blocks;
-  s.xfer_epoch = rep.epoch;
-  s.blocks = 0;
+int Engine::pick_decode(int p, double now) const {
   int best = -1;
   auto load = [&](int d) {
     const Replica& x = replicas_[static_cast<std::size_t>(d)];
@@ -28,45 +31,113 @@ void Engine::hand_off(Replica& rep, int r, int id, double now) {
     const Replica& x = replicas_[static_cast<std::size_t>(d)];
     if (x.failed || x.power != Power::kReady) continue;
     if (best < 0 || load(d) < load(best) ||
-        (load(d) == load(best) && link(r, d).bytes_per_s > link(r, best).bytes_per_s))
+        (load(d) == load(best) && link(p, d, now).bytes_per_s > link(p, best, now).bytes_per_s))
       best = d;
   }
-  if (best < 0) {
-    // No decode replica up and ready (outages): the KV goes to a failed one and land() routes the
-    // request again from scratch; the first decode replica if none failed (never reached).
-    best = prefill_;
-    for (int d = prefill_; d < static_cast<int>(replicas_.size()); ++d)
-      if (replicas_[static_cast<std::size_t>(d)].failed) {
-        best = d;
-        break;
-      }
-  }
-  ++replicas_[static_cast<std::size_t>(best)].incoming;
+  return best;
+}
+
+void Engine::hand_off(Replica& rep, int r, int id, double now) {
+  Seq& s = seqs_[static_cast<std::size_t>(id)];
+  rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
+  s.xfer_from = r;
+  s.xfer_blocks = s.blocks;
+  s.xfer_epoch = rep.epoch;
+  s.blocks = 0;
   ++rep.outgoing;
+  const int best = pick_decode(r, now);
+  if (best < 0) {  // no decode replica ready (outages): the KV waits here
+    s.parked = true;
+    parked_.push_back(id);
+    return;
+  }
+  send_kv(id, best, now);
+}
+
+void Engine::send_kv(int id, int d, double now) {
+  Seq& s = seqs_[static_cast<std::size_t>(id)];
+  ++replicas_[static_cast<std::size_t>(d)].incoming;
   RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
-  o.decode_replica = best;
-  o.kv_transfer_s = link(r, best).seconds(static_cast<double>(s.computed) * c_.kv_bytes_per_token);
-  xfers_.push({now + o.kv_transfer_s, id});
+  o.decode_replica = d;
+  o.kv_transfer_s =
+      link(s.xfer_from, d, now).seconds(static_cast<double>(s.computed) * c_.kv_bytes_per_token);
+  s.xfer_end = now + o.kv_transfer_s;
+  xfers_.push({s.xfer_end, id});
+}
+
+void Engine::dispatch_parked(double now) {
+  std::size_t sent = 0;
+  for (; sent < parked_.size(); ++sent) {
+    const int id = parked_[sent];
+    Seq& s = seqs_[static_cast<std::size_t>(id)];
+    const int d = pick_decode(s.xfer_from, now);
+    if (d < 0) break;
+    s.parked = false;
+    send_kv(id, d, now);
+  }
+  parked_.erase(parked_.begin(), parked_.begin() + static_cast<long>(sent));
+}
+
+void Engine::cancel_transfer(int id) {
+  const Seq& s = seqs_[static_cast<std::size_t>(id)];
+  RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
+  cancelled_.emplace_back(s.xfer_end, id);
+  --replicas_[static_cast<std::size_t>(o.decode_replica)].incoming;
+  o.decode_replica = -1;
+  o.kv_transfer_s = 0;
+}
+
+void Engine::drop_transfers(int r, double now, std::vector<int>& lost) {
+  if (prefill_ == 0) return;
+  std::vector<int> again;
+  for (int id = 0; id < static_cast<int>(seqs_.size()); ++id) {
+    Seq& s = seqs_[static_cast<std::size_t>(id)];
+    if (s.xfer_from < 0) continue;
+    if (s.xfer_from == r) {  // its KV was on r: lost
+      if (s.parked)
+        parked_.erase(std::find(parked_.begin(), parked_.end(), id));
+      else
+        cancel_transfer(id);
+      s.parked = false;
+      s.xfer_from = -1;
+      s.xfer_blocks = 0;
+      s.blocks = 0;
+      s.computed = 0;
+      lost.push_back(id);
+    } else if (!s.parked && result_.requests[static_cast<std::size_t>(id)].decode_replica == r) {
+      cancel_transfer(id);  // its destination went down: its prefill replica sends it again
+      again.push_back(id);
+    }
+  }
+  for (int id : again) {
+    Seq& s = seqs_[static_cast<std::size_t>(id)];
+    const int d = pick_decode(s.xfer_from, now);
+    if (d >= 0) {
+      send_kv(id, d, now);
+    } else {
+      s.parked = true;
+      parked_.push_back(id);
+    }
+  }
 }
 
 void Engine::land(int id, double now, StepQueue& steps) {
+  if (const auto it = std::find(cancelled_.begin(), cancelled_.end(), std::make_pair(now, id));
+      it != cancelled_.end()) {
+    cancelled_.erase(it);  // a transfer cancelled by an outage
+    return;
+  }
   Seq& s = seqs_[static_cast<std::size_t>(id)];
   const int from = s.xfer_from;
   Replica& src = replicas_[static_cast<std::size_t>(from)];
-  if (s.xfer_epoch == src.epoch) {  // else an outage already freed the source's blocks (and outgoing)
-    src.free_blocks += s.xfer_blocks;
-    --src.outgoing;
-    if (!src.busy && !src.failed) start(from, now, steps);
-  }
+  src.free_blocks += s.xfer_blocks;
+  --src.outgoing;
+  if (!src.busy && !src.failed) start(from, now, steps);
   s.xfer_blocks = 0;
+  s.xfer_from = -1;
   const int d = result_.requests[static_cast<std::size_t>(id)].decode_replica;
   Replica& to = replicas_[static_cast<std::size_t>(d)];
   --to.incoming;
-  if (to.failed) {  // its decode replica went down on the way: KV lost, routed again
-    s.computed = 0;
-    send(id, now, steps);
-    return;
-  }
   to.waiting.push_back(id);
   if (!to.busy) start(d, now, steps);
 }

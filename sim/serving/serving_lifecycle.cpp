@@ -1,5 +1,6 @@
 // The serving engine's replicas switched on and off: the autoscaler (groups of replicas, see
-// ServingEngineConfig) and failover outages (ReplicaOutage), and requests waiting for any replica.
+// ServingEngineConfig) and failover outages (ReplicaOutage), and requests waiting for any replica
+// (or, disaggregated, KV waiting for a decode replica).
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +13,19 @@ bool Engine::rescuable() const {
   for (int r = 0; r < front_; ++r)
     if (!replicas_[static_cast<std::size_t>(r)].failed) return true;
   return false;
+}
+
+bool Engine::decode_rescuable() const {
+  if (prefill_ == 0 || groups_.empty() || groups_.back().lo != prefill_) return false;
+  for (std::size_t r = static_cast<std::size_t>(prefill_); r < replicas_.size(); ++r)
+    if (!replicas_[r].failed) return true;
+  return false;
+}
+
+bool Engine::waiting_for_replica(double t_out) const {
+  if (orphans_.empty() && parked_.empty()) return false;
+  if (std::isfinite(t_out)) return true;
+  return (!orphans_.empty() && rescuable()) || (!parked_.empty() && decode_rescuable());
 }
 
 double Engine::next_ready() const {
@@ -40,8 +54,10 @@ void Engine::scale(const Group& g, double now) {
     loading += it->power == Power::kLoading ? 1 : 0;
     if (it->power == Power::kReady) waiting += it->waiting.size();
   }
-  // Requests waiting for any replica (every ready one taking arrivals is in an outage): switch one on.
-  const bool stranded = g.lo == 0 && ready == 0 && !orphans_.empty();
+  // Requests waiting for any replica (every ready one taking arrivals is in an outage), or KV waiting
+  // for a decode replica (every ready one is in an outage): switch one on.
+  const bool stranded = ready == 0 && ((g.lo == 0 && !orphans_.empty()) ||
+                                       (prefill_ > 0 && g.lo == prefill_ && !parked_.empty()));
   if ((stranded || static_cast<double>(waiting) > c_.scale_up_queue * std::max(ready, 1)) && loading == 0) {
     for (auto it = lo; it != hi; ++it)
       if (Replica& rep = *it; rep.power == Power::kOff && !rep.failed) {
@@ -66,6 +82,7 @@ void Engine::scale(const Group& g, double now) {
 }
 
 void Engine::resend_orphans(double now, StepQueue& steps) {
+  dispatch_parked(now);
   if (orphans_.empty()) return;
   std::vector<int> waiting;
   waiting.swap(orphans_);
@@ -96,6 +113,7 @@ void Engine::go_down(int k, double now, StepQueue& steps) {
     s.blocks = 0;
     s.computed = 0;  // KV lost: prefill again (prompt and tokens generated so far)
   }
+  drop_transfers(r, now, moved);  // disaggregated: KV in flight from it lost, to it sent elsewhere
   result_.rerouted[static_cast<std::size_t>(k)] += static_cast<long>(moved.size());
   send_all(moved, now, steps);
 }

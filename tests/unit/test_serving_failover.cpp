@@ -155,3 +155,86 @@ TEST_CASE("serving failover with the autoscaler: requests stranded by an outage 
   CHECK(r.requests[0].first_token_s == doctest::Approx(0.13));
   CHECK(r.rerouted[0] == 1);
 }
+
+namespace {
+
+/// Disaggregated: replicas [0, prefill) prefill, the rest decode; 1000 bytes of KV per token over a
+/// 1 MB/s link with 1 ms latency (100 tokens: 0.101 s).
+ServingEngineConfig disaggregated(int prefill, int decode, long kv_blocks = 1000) {
+  ServingEngineConfig c = config(prefill + decode);
+  c.kv_blocks = kv_blocks;
+  c.prefill_replicas = prefill;
+  c.kv_bytes_per_token = 1000;
+  c.kv_link = {1e6, 0.001};
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("disaggregated failover: KV in flight to a failed decode replica leaves again for another") {
+  const LinearStep m;
+  ServingEngineConfig c = disaggregated(1, 2);
+  c.outages.push_back({1, 1.05, INFINITY});
+  // A (100 tokens, 3 out) prefills 1.000..1.020 (first token); its KV leaves for replica 1 (the lowest
+  // index of two idle ones), landing at 1.121. Replica 1 fails at 1.05: the prefill replica still holds
+  // the KV and sends it at once to replica 2: 1.05 + 0.101 = 1.151, then two decodes of 11 ms.
+  const auto r = simulate_serving({req(1.0, 100, 3)}, m, c);
+  const auto& a = r.requests[0];
+  CHECK(a.first_token_s == doctest::Approx(1.020));
+  CHECK(a.decode_replica == 2);
+  CHECK(a.kv_transfer_s == doctest::Approx(0.101));
+  CHECK(a.end_s == doctest::Approx(1.151 + 2 * 0.011));
+  CHECK(a.preemptions == 0);
+  CHECK(r.steps == 3);        // no prefill again
+  CHECK(r.rerouted[0] == 0);  // nothing ran or waited on replica 1
+}
+
+TEST_CASE("disaggregated failover: with no decode replica up, KV waits on the prefill replica, blocks held") {
+  const LinearStep m;
+  ServingEngineConfig c = disaggregated(1, 1, 7);  // 7 blocks of 16 tokens: one 100-token prompt
+  c.outages.push_back({1, 1.05, 2.0});
+  // A's KV (transfer 1.020..1.121) is cut at 1.05 with the only decode replica; it waits on the
+  // prefill replica, which keeps its 7 blocks, until replica 1 is back at 2.0: it lands at 2.101 and
+  // A decodes twice (2.123). B (1.5 s, 100 tokens, 2 out) waits for those blocks: it prefills
+  // 2.101..2.121, its KV lands at 2.222, one decode: 2.233.
+  const auto r = simulate_serving({req(1.0, 100, 3), req(1.5, 100, 2)}, m, c);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(1.020));
+  CHECK(r.requests[0].decode_replica == 1);
+  CHECK(r.requests[0].end_s == doctest::Approx(2.101 + 2 * 0.011));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(2.121));
+  CHECK(r.requests[1].end_s == doctest::Approx(2.222 + 0.011));
+  CHECK(r.steps == 5);
+}
+
+TEST_CASE("disaggregated failover: KV in flight from a failed prefill replica is lost, prefilled again") {
+  const LinearStep m;
+  ServingEngineConfig c = disaggregated(2, 1);
+  c.outages.push_back({0, 1.05, INFINITY});
+  // A prefills on replica 0 (round-robin) 1.000..1.020; its KV is on its way to replica 2 when
+  // replica 0 fails at 1.05: the transfer fails with its source. A goes to replica 1 and prefills its
+  // prompt and first token again (101 tokens: 20.1 ms, sampling its 2nd token at 1.0701); that KV
+  // (101 tokens: 0.102 s) lands at 1.1721, one decode: 1.1831. Its TTFT is unchanged.
+  const auto r = simulate_serving({req(1.0, 100, 3)}, m, c);
+  const auto& a = r.requests[0];
+  CHECK(a.first_token_s == doctest::Approx(1.020));
+  CHECK(a.replica == 1);
+  CHECK(a.decode_replica == 2);
+  CHECK(a.kv_transfer_s == doctest::Approx(0.102));
+  CHECK(a.end_s == doctest::Approx(1.1721 + 0.011));
+  CHECK(r.rerouted[0] == 1);
+}
+
+TEST_CASE("disaggregated failover: a failed decode replica's requests are prefilled again, then decode") {
+  const LinearStep m;
+  ServingEngineConfig c = disaggregated(1, 2);
+  c.outages.push_back({1, 1.13, INFINITY});
+  // A's KV lands on replica 1 at 1.121; it decodes there (1.121..1.132, 2nd token). Replica 1 fails at
+  // 1.13 (that step is lost, A holds 1 token): A goes back to the prefill replica and recomputes its
+  // 101 tokens (1.13..1.1501, 2nd token), its KV goes to replica 2 (0.102 s: 1.2521), one decode: 1.2631.
+  const auto r = simulate_serving({req(1.0, 100, 3)}, m, c);
+  const auto& a = r.requests[0];
+  CHECK(a.first_token_s == doctest::Approx(1.020));
+  CHECK(a.decode_replica == 2);
+  CHECK(a.end_s == doctest::Approx(1.2521 + 0.011));
+  CHECK(r.rerouted[0] == 1);
+}
