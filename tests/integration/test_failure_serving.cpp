@@ -190,3 +190,129 @@ TEST_CASE("serving failover: an MPS replica placed again is one co-location occu
     CHECK(std::stod(both.requests[i].at(9)) == doctest::Approx(std::stod(alone.requests[i].at(9)) / 0.8));
   }
 }
+
+namespace {
+
+/// `nodes` nodes of 1 A100-80GB, `jobs` (id,submit,duration,gpus), the faults of `faults` replayed, and
+/// the tiny service with the extra [[service]] keys `service` (model_load_s 10) serving `jsonl`;
+/// `head`: TOML before [cluster] (top-level keys, tables such as [execution]); `failures`: more
+/// [failures] keys.
+ServeRun run_service(int nodes, const std::string& jobs, const std::string& service, const std::string& jsonl,
+                     const std::string& faults, const std::string& head = "",
+                     const std::string& failures = "") {
+  const auto dir = temp_dir("fail-serve2");
+  write_file(dir / "jobs.csv", jobs);
+  write_file(dir / "r.jsonl", jsonl);
+  write_file(dir / "faults.csv", faults);
+  const std::string toml =
+      head + "[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
+      "\ngpus_per_node = 1\ngpu = \"A100-80GB\"\n"
+      "[workload]\nformat = \"csv\"\npath = \"jobs.csv\"\n[workload.columns]\nid = \"id\"\n"
+      "submit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
+      "[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n" +
+      kFailures + failures + "[[service]]\nname = \"tiny\"\nmodel = \"" + kData +
+      "/tiny-config.json\"\nprofiles = \"" + kData +
+      "/tiny/bf16\"\ngpu = \"A100-80GB\"\nkv_cache_gib = 0.001\nmodel_load_s = 10\n" + service +
+      "[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n[output]\ndir = \"out\"\n";
+  const Scenario sc = parse_scenario(toml, (dir / "s.toml").string(), dir.string());
+  RunOptions opt;
+  opt.quiet = true;
+  ServeRun r;
+  r.summary = run_scenario(sc, opt).summary;
+  std::istringstream in(read_file(dir / "out" / "requests.csv"));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) r.requests.push_back(split(line, ','));
+  if (std::filesystem::exists(dir / "out" / "failures.csv"))
+    r.failures_csv = read_file(dir / "out" / "failures.csv");
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+double col(const ServeRun& r, std::size_t i, std::size_t c) {
+  return std::stod(r.requests.at(i).at(c));
+}
+
+const std::string kLongJob = "id,submit,duration,gpus\nA,0,1000,1\n";
+
+}  // namespace
+
+TEST_CASE("serving failover: an MPS replica that moved serves at each placement's speed in turn") {
+  // Three MPS replicas of half a GPU, colocation_slowdown 0.8, first-fit: r0 and r1 share node 0's GPU
+  // (each slowed by the other: 0.8), r2 is alone on node 1 (1.0); the job takes node 2. Node 0 fails
+  // at 20 s (repaired at 30 s): r0 is placed at once beside r2 on node 1 (both 0.8 from then on), r1
+  // waits for the repair and is alone on node 0 from 30 s (1.0). Requests of the same shape on idle
+  // replicas, round-robin: at 0, 1, 2 s on r0, r1, r2; at 50, 51, 52 s on r0, r1, r2 again. With P the
+  // prefill alone on half a GPU: before the outage P/0.8, P/0.8, P; after it P/0.8, P, P/0.8. (The
+  // final placement for the whole run would give r1 P and r2 P/0.8 before the outage too.)
+  std::string jsonl;
+  for (double t : {0.0, 1.0, 2.0, 50.0, 51.0, 52.0}) jsonl += request(t, 24, 3);
+  const auto r =
+      run_service(3, kLongJob, "replicas = 3\nmps = 0.5\n", jsonl, "node,start,end,component\nn0,20,30,gpu\n",
+                  "[execution]\ncolocation_slowdown = 0.8\n");
+  REQUIRE(r.requests.size() == 6);
+  CHECK(r.summary["services"]["tiny"]["replicas_hit"] == 2);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(r.requests[i].at(10) == std::to_string(i % 3));
+  const double p = ttft(r, 2);
+  CHECK(p > 0);
+  CHECK(p < 0.5);
+  CHECK(ttft(r, 0) == doctest::Approx(p / 0.8));
+  CHECK(ttft(r, 1) == doctest::Approx(p / 0.8));
+  CHECK(ttft(r, 3) == doctest::Approx(p / 0.8));
+  CHECK(ttft(r, 4) == doctest::Approx(p));
+  CHECK(ttft(r, 5) == doctest::Approx(p / 0.8));
+}
+
+namespace {
+
+// A prefill and a decode replica (first-fit: nodes 0 and 1), the job on node 2, node 3 free; the KV
+// link 1e-6 Gbit/s = 125 B/s: the tiny model's KV is 2 x 2 layers x 1 KV head x 4 x 2 B = 32 B per
+// token, so 24 tokens take 6.144 s (25 tokens 6.4 s), plus latency.
+const std::string kDisagg = "prefill_replicas = 1\ndecode_replicas = 1\nkv_link_gbps = 0.000001\n";
+
+}  // namespace
+
+TEST_CASE("serving failover, disaggregated: the decode node fails with a KV transfer in flight") {
+  // q0 (24 tokens, 3 out) at 0: prefill P, then its KV travels X = 6.144 s to the decode replica.
+  // The decode node fails at 3 s: the transfer is cut; the prefill replica keeps the KV. The decode
+  // replica is placed again at once on the free node 3 and serves from 13 s; the KV then leaves again
+  // (same link rate: X) and q0 decodes its 2 tokens as without the failure. So its TTFT is unchanged
+  // and its end moves by 13 - P; q1 (at 100 s) is untouched.
+  const std::string jsonl = request(0, 24, 3) + request(100, 24, 3);
+  // (Seed 9's random trace mapping puts the trace's one node on cluster node 1: checked below.)
+  const std::string seed = "seed = 9\n", mapping = "trace_mapping = \"random\"\n";
+  const auto base = run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\n", seed, mapping);
+  const auto r =
+      run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\nx,3,500,gpu\n", seed, mapping);
+  REQUIRE(r.failures_csv.find("3,failure,1,1,gpu,0,0,500,1,") != std::string::npos);  // node 1: 1 replica
+  REQUIRE(r.requests.size() == 2);
+  const double p = ttft(base, 0);
+  // requests.csv: 4 end_s, 13 decode_replica, 14 kv_transfer_s
+  CHECK(col(base, 0, 14) == doctest::Approx(24 * 32 / 125.0).epsilon(1e-5));
+  CHECK(ttft(r, 0) == doctest::Approx(p));
+  CHECK(col(r, 0, 14) == doctest::Approx(col(base, 0, 14)));
+  CHECK(col(r, 0, 4) == doctest::Approx(col(base, 0, 4) + 13 - p));
+  CHECK(r.requests[0].at(13) == "1");
+  CHECK(col(r, 1, 4) == doctest::Approx(col(base, 1, 4)));
+  CHECK(r.summary["services"]["tiny"]["replicas_hit"] == 1);
+  CHECK(r.summary["services"]["tiny"]["completed"] == 2);
+}
+
+TEST_CASE("serving failover, disaggregated: the prefill node fails with a KV transfer in flight") {
+  // The prefill node fails at 3 s, q0's KV on its way: lost with its source. The prefill replica is
+  // placed again on node 3 and serves from 13 s; q0 prefills its prompt and first token again (25
+  // tokens, sampling its 2nd), its KV (25 tokens: 6.4 s) moves and it decodes its last token: exactly
+  // the path of q1, a 25-token request with 2 output tokens alone at 100 s. So q0 ends at 13 + q1's
+  // end-to-end time, its TTFT unchanged.
+  const std::string jsonl = request(0, 24, 3) + request(100, 25, 2);
+  const auto base = run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\n");
+  const auto r = run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\nn0,3,500,gpu\n");
+  REQUIRE(r.requests.size() == 2);
+  const double e2e_q1 = col(base, 1, 9);
+  CHECK(col(base, 1, 14) == doctest::Approx(25 * 32 / 125.0).epsilon(1e-5));
+  CHECK(ttft(r, 0) == doctest::Approx(ttft(base, 0)));
+  CHECK(col(r, 0, 4) == doctest::Approx(13 + e2e_q1));
+  CHECK(col(r, 0, 14) == doctest::Approx(col(base, 1, 14)));
+  CHECK(col(r, 1, 9) == doctest::Approx(e2e_q1));
+  CHECK(r.summary["services"]["tiny"]["requests_rerouted"] == 1);
+}
