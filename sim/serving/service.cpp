@@ -74,6 +74,10 @@ const KeyRegistrar kKeys{{
      "CPU time per engine step on top of the profiled GPU time"},
     {"service[]", "requests", K::kTable, "", "",
      "the request trace: [service.requests] format, path and the reader's keys (required)"},
+    {"service[]", "arrival_offset_s", K::kFloat, "s", "0",
+     "where the request trace starts on the cluster clock (readers shift a trace's first arrival to 0): "
+     "arrivals are offset by it, so outages of its replicas (failures, drains at cluster time) meet the "
+     "requests of that time; requests.csv's times are cluster times (>= 0)"},
     {"service[]", "slo_ttft_ms", K::kFloat, "ms", "0", "time-to-first-token target (0 = none)"},
     {"service[]", "slo_tpot_ms", K::kFloat, "ms", "0", "time-per-output-token target (0 = none)"},
 }};
@@ -284,6 +288,9 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   if (s.non_kv_reserve_gib < 0 || s.kv_cache_gib < 0 || s.slo_ttft_s < 0 || s.slo_tpot_s < 0 ||
       s.engine.step_overhead_s < 0)
     throw t.error(s.kv_cache_gib < 0 ? "kv_cache_gib" : "slo_ttft_ms", "must be >= 0");
+  s.arrival_offset_s = t.number("arrival_offset_s", 0);
+  if (!(s.arrival_offset_s >= 0) || !std::isfinite(s.arrival_offset_s))
+    throw t.error("arrival_offset_s", "must be a finite number of seconds >= 0");
   s.requests.format = requests.text("format", "");
   if (s.requests.format.empty())
     throw t.error("requests", "missing [service.requests] format (" + request_format_names() + ")");
@@ -334,6 +341,8 @@ PreparedService prepare_service(const ServiceSpec& spec) {
   p.engine.kv_bytes_per_token = facts.kv_bytes_per_token;
   p.engine.kv_link = default_kv_link(spec);
   p.requests = read_requests(spec.requests);
+  if (spec.arrival_offset_s > 0)
+    for (auto& r : p.requests) r.arrival_s += spec.arrival_offset_s;  // onto the cluster clock
   return p;
 }
 

@@ -32,9 +32,10 @@ struct ServiceSpec {
   double kv_cache_gib = 0;          ///< per replica; 0 = from memory
   ServingEngineConfig engine;
   RequestTraceConfig requests;
-  double slo_ttft_s = 0;  ///< 0: no TTFT target
-  double slo_tpot_s = 0;  ///< 0: no TPOT target
-  Options options;        ///< the table, for messages (file, line, key)
+  double arrival_offset_s = 0;  ///< the trace's first arrival on the cluster clock (readers start it at 0)
+  double slo_ttft_s = 0;        ///< 0: no TTFT target
+  double slo_tpot_s = 0;        ///< 0: no TPOT target
+  Options options;              ///< the table, for messages (file, line, key)
 };
 
 /// GPUs one replica counts for in GPU-hours: tensor_parallel whole GPUs; a MIG instance its profile's
@@ -55,8 +56,8 @@ ServiceSpec service_spec(const Options& table, const Options& requests, int inde
 struct PreparedService {
   std::unique_ptr<ServingStepModel> model;
   ServingEngineConfig engine;
-  std::vector<ServingRequest> requests;
-  std::string gpu;                ///< canonical catalog name
+  std::vector<ServingRequest> requests;  ///< arrivals on the cluster clock (+ arrival_offset_s)
+  std::string gpu;                       ///< canonical catalog name
   std::string extrapolated_from;  ///< the profiled GPU when the service runs on another one ("" if not)
 };
 PreparedService prepare_service(const ServiceSpec& spec);

@@ -197,24 +197,33 @@ namespace {
 /// the tiny service with the extra [[service]] keys `service` (model_load_s 10) serving `jsonl`;
 /// `head`: TOML before [cluster] (top-level keys, tables such as [execution]); `failures`: more
 /// [failures] keys.
+std::filesystem::path write_service_case(const std::filesystem::path& dir, int nodes, const std::string& jobs,
+                                         const std::string& service, const std::string& jsonl,
+                                         const std::string& faults, const std::string& head,
+                                         const std::string& failures) {
+  write_file(dir / "jobs.csv", jobs);
+  write_file(dir / "r.jsonl", jsonl);
+  write_file(dir / "faults.csv", faults);
+  write_file(
+      dir / "s.toml",
+      head + "[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
+          "\ngpus_per_node = 1\ngpu = \"A100-80GB\"\n"
+          "[workload]\nformat = \"csv\"\npath = \"jobs.csv\"\n[workload.columns]\nid = \"id\"\n"
+          "submit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
+          "[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n" +
+          kFailures + failures + "[[service]]\nname = \"tiny\"\nmodel = \"" + kData +
+          "/tiny-config.json\"\nprofiles = \"" + kData +
+          "/tiny/bf16\"\ngpu = \"A100-80GB\"\nkv_cache_gib = 0.001\nmodel_load_s = 10\n" + service +
+          "[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n[output]\ndir = \"out\"\n");
+  return dir / "s.toml";
+}
+
 ServeRun run_service(int nodes, const std::string& jobs, const std::string& service, const std::string& jsonl,
                      const std::string& faults, const std::string& head = "",
                      const std::string& failures = "") {
   const auto dir = temp_dir("fail-serve2");
-  write_file(dir / "jobs.csv", jobs);
-  write_file(dir / "r.jsonl", jsonl);
-  write_file(dir / "faults.csv", faults);
-  const std::string toml =
-      head + "[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
-      "\ngpus_per_node = 1\ngpu = \"A100-80GB\"\n"
-      "[workload]\nformat = \"csv\"\npath = \"jobs.csv\"\n[workload.columns]\nid = \"id\"\n"
-      "submit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
-      "[scheduler]\npolicy = \"fifo\"\nplacement = \"first-fit\"\n" +
-      kFailures + failures + "[[service]]\nname = \"tiny\"\nmodel = \"" + kData +
-      "/tiny-config.json\"\nprofiles = \"" + kData +
-      "/tiny/bf16\"\ngpu = \"A100-80GB\"\nkv_cache_gib = 0.001\nmodel_load_s = 10\n" + service +
-      "[service.requests]\nformat = \"llmservingsim\"\npath = \"r.jsonl\"\n[output]\ndir = \"out\"\n";
-  const Scenario sc = parse_scenario(toml, (dir / "s.toml").string(), dir.string());
+  const auto file = write_service_case(dir, nodes, jobs, service, jsonl, faults, head, failures);
+  const Scenario sc = parse_scenario(read_file(file), file.string(), dir.string());
   RunOptions opt;
   opt.quiet = true;
   ServeRun r;
@@ -315,4 +324,38 @@ TEST_CASE("serving failover, disaggregated: the prefill node fails with a KV tra
   CHECK(col(r, 0, 14) == doctest::Approx(col(base, 1, 14)));
   CHECK(col(r, 1, 9) == doctest::Approx(e2e_q1));
   CHECK(r.summary["services"]["tiny"]["requests_rerouted"] == 1);
+}
+
+TEST_CASE("serving failover: arrival_offset_s places the request trace on the cluster clock") {
+  // The replica's node (node 0) is down from 100 s to 150 s; placed again at 150 s, it serves from 160 s.
+  // The trace has requests at 0 and 5.5 s (its own clock). Without an offset they are at cluster 0 and
+  // 5.5 s, long before the outage: both get the idle replica's TTFT, P. With arrival_offset_s = 95 they
+  // arrive at 95 s (served before the outage: P) and 100.5 s (in the outage: 160 - 100.5 + P).
+  const std::string jsonl = request(0, 24, 3) + request(5.5, 24, 3);
+  const std::string faults = "node,start,end,component\nn0,100,150,gpu\n";
+  const auto plain = run_service(2, kLongJob, "", jsonl, faults);
+  const auto offset = run_service(2, kLongJob, "arrival_offset_s = 95\n", jsonl, faults);
+  REQUIRE(plain.requests.size() == 2);
+  REQUIRE(offset.requests.size() == 2);
+  const double p = ttft(plain, 0);
+  CHECK(ttft(plain, 1) == doctest::Approx(p));
+  CHECK(plain.summary["services"]["tiny"]["requests_rerouted"] == 0);
+  CHECK(col(offset, 0, 2) == doctest::Approx(95));  // requests.csv arrival_s: cluster time
+  CHECK(col(offset, 1, 2) == doctest::Approx(100.5));
+  CHECK(ttft(offset, 0) == doctest::Approx(p));
+  CHECK(ttft(offset, 1) == doctest::Approx(160 - 100.5 + p));
+  CHECK(offset.summary["services"]["tiny"]["replicas_hit"] == 1);
+}
+
+TEST_CASE("serving: a negative arrival_offset_s exits 2 naming the file, line and key, writing nothing") {
+  const auto dir = temp_dir("fail-serve-offset");
+  const auto file = write_service_case(dir, 2, kLongJob, "arrival_offset_s = -1\n", request(0, 24, 3),
+                                       "node,start,end,component\n", "", "");
+  const auto r = run_fleetsim("run " + file.string() + " --quiet");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("s.toml:") != std::string::npos);
+  CHECK(r.output.find("arrival_offset_s") != std::string::npos);
+  CHECK(r.output.find("must be a finite number of seconds >= 0") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "out"));
+  std::filesystem::remove_all(dir);
 }
