@@ -21,15 +21,18 @@ struct FailRun {
 };
 
 /// One or more 8-GPU nodes, the jobs of `trace` (id,submit,duration,gpus), the faults of `faults`
-/// (node,start,end,component) and the [failures] keys of `keys`.
+/// (node,start,end,component) and the [failures] keys of `keys` (more sections may follow them);
+/// `pool`: more [[cluster.pool]] keys (e.g. its gpu).
 inline FailRun run_with_faults(int nodes, const std::string& trace, const std::string& faults,
-                               const std::string& keys, const std::string& policy = "fifo") {
+                               const std::string& keys, const std::string& policy = "fifo",
+                               const std::string& pool = "") {
   const auto dir = temp_dir("failures");
   write_file(dir / "trace.csv", trace);
   write_file(dir / "faults.csv", faults);
   const std::string toml =
-      "seed = 1\n[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) +
-      "\ngpus_per_node = 8\n[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n"
+      "seed = 1\n[cluster]\n[[cluster.pool]]\nnodes = " + std::to_string(nodes) + "\ngpus_per_node = 8\n" +
+      pool +
+      "[workload]\nformat = \"csv\"\npath = \"trace.csv\"\n"
       "[workload.columns]\nid = \"id\"\nsubmit = \"submit\"\nduration = \"duration\"\ngpus = \"gpus\"\n"
       "[scheduler]\npolicy = \"" +
       policy + "\"\nplacement = \"first-fit\"\n[output]\ndir = \"out\"\n" + keys;

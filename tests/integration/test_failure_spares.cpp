@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include "models/hardware/gpu_catalog.hpp"
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
 #include "tests/failure_case.hpp"
@@ -104,4 +107,49 @@ TEST_CASE(
   CHECK(r.output.find("failures.maintenance_duration_s") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir / "out" / "jobs.csv"));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// [power]: an allocated GPU draws half its TDP, 300 W per node, no network power (hand-derivable).
+const std::string kPower = "[power]\nbusy_fraction = 0.5\nnode_base_w = 300\nnic_w = 0\nswitch_w = 0\n";
+
+/// Expected IT energy, kWh: `busy` A100-80GB GPUs allocated and `idle` ones not, over `window_s`,
+/// with `nodes` nodes' base power.
+double expected_kwh(double busy, double idle, int nodes, double window_s) {
+  const GpuSpec& g = gpu_spec("A100-80GB");
+  const double busy_w = std::max(g.idle_w, 0.5 * g.tdp_w);
+  return ((busy * busy_w + idle * g.idle_w) * window_s + nodes * 300.0 * window_s) / 3.6e6;
+}
+
+}  // namespace
+
+TEST_CASE("a held spare's GPUs draw idle power: the energy of a run with a spare node") {
+  // 2 nodes x 8 A100-80GB, node 1 the spare. Job a (8 GPUs, 1000 s) on node 0: over [0, 1000] s, 8
+  // GPUs busy (0.5 x TDP) and the spare's 8 idle (catalog idle_w), plus 2 x 300 W of node power.
+  const auto r =
+      run_with_faults(2, "id,submit,duration,gpus\na,0,1000,8\n", "node,start,end,component\n",
+                      kCosts + kTrace + "spare_nodes = 1\n" + kPower, "fifo", "gpu = \"A100-80GB\"\n");
+  const GpuSpec& g = gpu_spec("A100-80GB");
+  CHECK(r.jobs.at("a").end == doctest::Approx(1000));
+  CHECK(r.summary["energy_window_s"].get<double>() == doctest::Approx(1000));
+  CHECK(r.summary["idle_gpu_kwh"].get<double>() == doctest::Approx(8 * g.idle_w * 1000 / 3.6e6));
+  CHECK(r.summary["energy_kwh"].get<double>() == doctest::Approx(expected_kwh(8, 8, 2, 1000)));
+  CHECK(r.summary["failures"]["spares"]["held_at_end"] == 1);
+}
+
+TEST_CASE("energy with a spare brought in: the failed node's GPUs draw idle power, the job's busy") {
+  // Node 0 fails at 560 s (repaired at 1500 s, then held as the spare); the spare (node 1) joins and j
+  // restarts there at once, its 110 s of restart counted busy: it ends at 560 + 110 + 1000 = 1670 s.
+  // Throughout [0, 1670] 8 GPUs are allocated (node 0, then node 1) and 8 are not (the spare, then the
+  // failed node, then the repaired spare): the same energy as 8 busy + 8 idle GPUs for 1670 s.
+  const auto r = run_with_faults(
+      2, "id,submit,duration,gpus\nj,0,1000,8\n", "node,start,end,component\nn0,560,1500,gpu\n",
+      kCosts + kTrace + "spare_nodes = 1\n" + kPower, "fifo", "gpu = \"A100-80GB\"\n");
+  const GpuSpec& g = gpu_spec("A100-80GB");
+  CHECK(r.jobs.at("j").end == doctest::Approx(1670));
+  CHECK(r.summary["failures"]["spares"]["used"] == 1);
+  CHECK(r.summary["energy_window_s"].get<double>() == doctest::Approx(1670));
+  CHECK(r.summary["idle_gpu_kwh"].get<double>() == doctest::Approx(8 * g.idle_w * 1670 / 3.6e6));
+  CHECK(r.summary["energy_kwh"].get<double>() == doctest::Approx(expected_kwh(8, 8, 2, 1670)));
 }
