@@ -166,6 +166,16 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
         sw.push_back(
             {{"node", x.node}, {"off_s", x.off_s}, {"on_s", x.on_s}, {"hosts_seen_off", x.seen_off}});
     }
+    if (network && !network->leaf_switches().empty()) {
+      auto& sw = out.summary["network"]["leaves_switched_off"];
+      sw = nlohmann::ordered_json::array();
+      for (const auto& x : network->leaf_switches())
+        sw.push_back({{"leaf", x.leaf},
+                      {"off_s", x.off_s},
+                      {"on_s", x.on_s},
+                      {"uplinks", x.links},
+                      {"uplinks_seen_off", x.seen_off}});
+    }
   }
   nlohmann::ordered_json services;
   if (!specs.empty()) {

@@ -89,6 +89,9 @@ class ClusterControl : public JobClock {
   /// restore) when it next starts instead of the usual restart overhead, and it goes back to the
   /// scheduler (Scheduler::interrupted). Observers see a preemption.
   virtual void interrupt(JobId id, double done, double overhead_s) = 0;
+  /// Job `id`'s progress now, after advance(id): its done fraction plus, while an execution hook holds
+  /// it (a network-fidelity all-reduce in flight), the part of that activity completed so far.
+  virtual double work_done(JobId id) const = 0;
 };
 
 /// Something that holds GPUs outside jobs, through ClusterControl::reserve (a service's replicas),
@@ -105,6 +108,9 @@ class NodeTenant {
   virtual void capacity_back() = 0;
   /// Node n, lost before, is healthy again (repaired, or its drain ended).
   virtual void node_back(int /*node*/) {}
+  /// A correlated domain failed: leaf switch `leaf` itself is down (after node_lost for every node
+  /// under it); it is repaired when the first of them comes back (node_back).
+  virtual void domain_lost(int /*leaf*/) {}
 };
 
 /// A cluster hook changes the cluster under the jobs at times of its own: failures and repairs,

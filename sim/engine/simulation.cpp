@@ -270,6 +270,13 @@ void Simulation::Impl::interrupt(JobId id, double done, double overhead_s) {
   for (auto* o : observers_) o->on_job_preempted(l.record);
   parts_.scheduler->interrupted(id, *this);
 }
+double Simulation::Impl::work_done(JobId id) const {
+  const Execution& run = live(id).run;
+  double done = run.done;
+  if (run.running_index >= 0 && run.held && hook_ != nullptr) done += hook_->held_progress(id);
+  return std::min(1.0, done);
+}
+
 Simulation::Simulation(SimulationParts parts) : impl_(std::make_unique<Impl>(std::move(parts))) {}
 Simulation::~Simulation() = default;
 void Simulation::add_observer(SimObserver& observer) {

@@ -97,6 +97,7 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   void node_up(int n) override;
 
   void interrupt(JobId id, double done, double overhead_s) override;
+  double work_done(JobId id) const override;
 
   // --- JobClock (for the execution hook) and Launcher
   const JobModel& job_model() const override { return *parts_.job_model; }

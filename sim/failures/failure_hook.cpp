@@ -157,6 +157,8 @@ void FailureHook::fail(const FailureEvent& e) {
   double lost_gpu_s = 0;
   for (JobId id : hit) lost_gpu_s += interrupt(id);
   const int replicas = tell_lost(e.nodes);
+  if (e.domain >= 0 && !e.nodes.empty())
+    for (NodeTenant* t : tenants_) t->domain_lost(control_->cluster().node_leaf(e.nodes.front()));
   const double now = control_->now();
   for (int n : e.nodes) {
     const auto i = static_cast<std::size_t>(n);
@@ -212,7 +214,8 @@ double FailureHook::interrupt(JobId id, bool planned) {
   const Execution& run = control_->execution(id);
   const JobRecord& rec = control_->record(id);
   JobState& j = jobs_[static_cast<std::size_t>(id)];
-  const double done = run.done;
+  // Its progress counts an all-reduce in flight (network fidelity) for the part it has done.
+  const double done = control_->work_done(id);
   double saved = j.seg_start;
   if (planned)
     saved = done;  // a drain checkpoints its jobs first

@@ -82,6 +82,7 @@ void NetworkFidelity::attach(JobClock& clock, const Platform& platform, std::siz
   platform_ = &platform;
   jobs_.assign(jobs, Chunks{});
   open_switch_.assign(platform.nodes.size(), -1);
+  open_leaf_.assign(static_cast<std::size_t>(std::max(0, cluster_.leaves())), -1);
 }
 
 namespace {
@@ -100,6 +101,40 @@ std::vector<simgrid::s4u::Link*> nic_links(const NodeHandles& node) {
   return links;
 }
 }  // namespace
+
+std::vector<simgrid::s4u::Link*> NetworkFidelity::uplinks(int leaf) const {
+  std::vector<simgrid::s4u::Link*> links;
+  const auto& all = platform_->leaf_uplinks;
+  const int per_leaf =
+      cluster_.network.topology == Topology::kRailOptimized ? std::max(1, cluster_.network.nics_per_node) : 1;
+  for (int k = leaf * per_leaf; k < (leaf + 1) * per_leaf && k < static_cast<int>(all.size()); ++k) {
+    auto* up = all[static_cast<std::size_t>(k)];
+    if (up == nullptr) continue;
+    links.push_back(up);
+    std::string name = up->get_name();
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0) {
+      name.replace(name.size() - 3, 3, "_DOWN");
+      if (auto* down = simgrid::s4u::Link::by_name_or_null(name)) links.push_back(down);
+    }
+  }
+  return links;
+}
+
+// Every node under the leaf was lost first (its jobs interrupted, their ptasks cancelled): no flow
+// crosses its uplinks now.
+void NetworkFidelity::domain_lost(int leaf) {
+  if (platform_ == nullptr || leaf < 0 || leaf >= static_cast<int>(open_leaf_.size()) ||
+      open_leaf_[static_cast<std::size_t>(leaf)] >= 0)
+    return;
+  const auto links = uplinks(leaf);
+  bool off = true;
+  for (auto* l : links) {
+    l->turn_off();
+    off = off && !l->is_on();
+  }
+  open_leaf_[static_cast<std::size_t>(leaf)] = static_cast<int>(leaf_switches_.size());
+  leaf_switches_.push_back({leaf, clock_->now(), -1, static_cast<int>(links.size()), off});
+}
 
 // The node's jobs were interrupted before (their ptasks cancelled in on_leave): nothing runs on it.
 int NetworkFidelity::node_lost(int node, long /*event*/) {
@@ -131,12 +166,23 @@ void NetworkFidelity::node_back(int node) {
   for (auto* l : nic_links(h)) l->turn_on();
   switches_[static_cast<std::size_t>(open_switch_[n])].on_s = clock_->now();
   open_switch_[n] = -1;
+  // Its leaf was down with it (a domain failure): the switch is repaired with its first node.
+  const int leaf = cluster_.nodes[n].leaf;
+  if (leaf < 0 || leaf >= static_cast<int>(open_leaf_.size())) return;
+  int& open = open_leaf_[static_cast<std::size_t>(leaf)];
+  if (open < 0) return;
+  for (auto* l : uplinks(leaf)) l->turn_on();
+  leaf_switches_[static_cast<std::size_t>(open)].on_s = clock_->now();
+  open = -1;
 }
 
 // A multi-GPU job's ring joins the fabric; it runs in chunks from now on.
 void NetworkFidelity::on_start(JobId id, const PlacementSummary& where) {
   Chunks& c = of(id);
   c.active = false;
+  // Rolled back to a checkpoint (a failure): the work after it is done again whole, compute and
+  // all-reduce, so no all-reduce is owed for the compute it had done before.
+  if (clock_->execution(id).done + 1e-12 < c.left_done) c.owed = 0;
   const auto ring = job_ring(*clock_, *platform_, cluster_, config_, id, where);
   if (!ring) return;
   for (const auto* h : ring->hosts)  // nodes out of service are never placed on (ClusterState)
@@ -172,6 +218,7 @@ void NetworkFidelity::on_leave(JobId id) {
   rec.comm_bytes += fabric_.flow_bytes(id);
   fabric_.remove_job(id);
   c.active = false;
+  c.left_done = run.done;
   run.target = 1;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <simgrid/forward.h>
+
 #include "sim/engine/hooks.hpp"
 #include "sim/network/network_fidelity.hpp"
 #include "sim/platform/cluster_spec.hpp"
@@ -37,6 +39,15 @@ struct NodeSwitch {
   bool seen_off = false;  ///< SimGrid reported every host of the node off after turn_off()
 };
 
+/// A leaf switch the network fidelity switched off (a domain failure) and back on: its uplinks.
+struct LeafSwitch {
+  int leaf = 0;
+  double off_s = 0;
+  double on_s = -1;       ///< -1: still off at the end
+  int links = 0;          ///< uplink directions switched off (leaf-spine: 2; rail-optimized: 2 per rail)
+  bool seen_off = false;  ///< SimGrid reported every one of them off after turn_off()
+};
+
 /// As a NodeTenant of the failure hook, it turns a failed or drained node's SimGrid GPU hosts and NIC
 /// links off (Host::turn_off, Link::turn_off) when the node leaves service, after its jobs were
 /// interrupted (their ptasks cancelled in on_leave), and on again when it is healthy. The node's CPU
@@ -58,8 +69,13 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
   int node_lost(int node, long event) override;
   void capacity_back() override {}
   void node_back(int node) override;
+  /// A leaf domain failed: its uplinks to the spine (both directions) are switched off
+  /// (Link::turn_off) until the first of its nodes comes back. Fat-trees: none (no leaf uplink).
+  void domain_lost(int leaf) override;
   /// Every node switched off and on in SimGrid, in order.
   const std::vector<NodeSwitch>& node_switches() const { return switches_; }
+  /// Every leaf whose uplinks were switched off and on, in order.
+  const std::vector<LeafSwitch>& leaf_switches() const { return leaf_switches_; }
 
   /// Link utilization over the run (after it ended).
   NetworkReport report() const { return fabric_.report(end_s_, 200); }
@@ -75,6 +91,7 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
     double comm = 0;        ///< work fraction the in-flight all-reduce credits
     double comm_since = 0;  ///< its start
     double owed = 0;        ///< all-reduce work left by a preemption, paid with the next chunk
+    double left_done = 0;   ///< `done` when it last left the fabric
   };
   void plan_chunk(JobId id);
   void cut_chunk(JobId id);
@@ -90,6 +107,10 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
   double end_s_ = 0;
   std::vector<NodeSwitch> switches_;
   std::vector<int> open_switch_;  ///< per node: its switch in progress (-1: on)
+  std::vector<LeafSwitch> leaf_switches_;
+  std::vector<int> open_leaf_;  ///< per leaf: its switch in progress (-1: on)
+  /// Leaf `leaf`'s uplinks, both directions (leaf-spine: one link; rail-optimized: one per rail).
+  std::vector<simgrid::s4u::Link*> uplinks(int leaf) const;
 };
 
 }  // namespace fleetsim
