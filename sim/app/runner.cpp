@@ -32,6 +32,21 @@ std::vector<JobSpec> load_jobs(const Scenario& scenario) {
   return jobs;
 }
 
+namespace {
+/// A streamed trace's job model is chosen (execution.job_model = "auto") from its first jobs.
+constexpr std::size_t kAutoSample = 10000;
+
+/// The first `count` jobs of a stream (it is rewound before and after).
+std::vector<JobSpec> first_jobs(JobStream& stream, std::size_t count) {
+  std::vector<JobSpec> jobs;
+  stream.rewind();
+  JobSpec j;
+  while (jobs.size() < count && stream.next(j)) jobs.push_back(j);
+  stream.rewind();
+  return jobs;
+}
+}  // namespace
+
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   // Resolve every name before the (possibly long) trace read, so typos fail fast.
@@ -64,7 +79,10 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   std::vector<PreparedService> prepared;
   for (const auto& spec : specs) prepared.push_back(prepare_service(spec));
-  parts.jobs = load_jobs(sc);
+  // Generated traces stream (the run holds only the jobs in the system); files are read whole.
+  if (!sc.workload.format.empty())
+    parts.stream = stream_trace(sc.workload, static_cast<std::size_t>(std::max(0L, sc.workload_limit)));
+  if (!parts.stream) parts.jobs = load_jobs(sc);
   parts.trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
   JobModelParams mp;
   mp.settings = sc.execution.settings;
@@ -76,7 +94,9 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
     mp.gpus_per_nic = sc.cluster.gpus_per_nic(sc.cluster.pools.front().gpus_per_node);
   mp.intra_node_gbps = sc.cluster.network.intra_node_gbps;
   const std::string model_name =
-      sc.execution.job_model == "auto" ? auto_job_model(mp, parts.jobs) : sc.execution.job_model;
+      sc.execution.job_model == "auto"
+          ? auto_job_model(mp, parts.stream ? first_jobs(*parts.stream, kAutoSample) : parts.jobs)
+          : sc.execution.job_model;
   parts.job_model =
       job_models().create(model_name, mp, sc.file, sc.key_line("execution.job_model"), "execution.job_model");
   parts.scheduler->check(*parts.job_model, model_name, sc.key_file("scheduler.policy"),

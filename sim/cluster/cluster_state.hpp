@@ -54,6 +54,12 @@ class ClusterState {
   int type_index(const std::string& canonical) const;
   int node_type(int n) const { return nodes_[n].type; }
   int node_leaf(int n) const { return nodes_[n].leaf; }
+  /// The pod of node n in a 3-tier fabric (leaf group / network.leaves_per_pod); 0 for every node
+  /// of a 2-tier fabric.
+  int node_pod(int n) const {
+    const int per_pod = spec_.network.leaves_per_pod;
+    return per_pod > 0 ? nodes_[n].leaf / per_pod : 0;
+  }
   int node_gpus(int n) const { return static_cast<int>(nodes_[n].gpu_free.size()); }
   const ClusterSpec& spec() const { return spec_; }
   int total_gpus() const { return total_gpus_; }

@@ -22,6 +22,9 @@ class Placer {
   /// Called once before any placement with every request of the workload (trace order), for
   /// policies that optimise against the workload's request distribution (e.g. fgd).
   virtual void observe_workload(const std::vector<Request>& /*requests*/) {}
+  /// Whether observe_workload matters to this placer: a streamed trace (TraceJobs) makes every
+  /// request again only for placers that want them.
+  virtual bool wants_workload() const { return false; }
 };
 
 struct PlacerParams {

@@ -27,8 +27,8 @@ SimulationResult Simulation::Impl::run() {
   platform_ = hook_ != nullptr ? build_platform(parts_.cluster) : build_control_platform(parts_.cluster);
   simgrid::s4u::Host* controller_host = platform_.control;
   if (controller_host == nullptr) throw InputError("", 0, "cluster", "the cluster has no hosts");
-  if (hook_ != nullptr) hook_->attach(*this, platform_, parts_.jobs.size());
-  for (auto* ch : cluster_hooks_) ch->attach(*this, parts_.jobs.size());
+  if (hook_ != nullptr) hook_->attach(*this, platform_, jobs_.size());
+  for (auto* ch : cluster_hooks_) ch->attach(*this, jobs_.size());
   prepare();
   simgrid::s4u::Actor::create("controller", controller_host, [this] { control_loop(); });
   engine_->run();
@@ -56,7 +56,7 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
   Live& l = live(id);
   Execution& run = l.run;
   JobRecord& rec = l.record;
-  const JobSpec& spec = parts_.jobs[i];
+  const JobSpec& spec = jobs_.spec(i);
   const PlacementSummary where = summarize(r, alloc);
   std::string why;
   const auto runtime = parts_.job_model->run_time_s(spec, where, why);
@@ -123,24 +123,21 @@ void Simulation::Impl::leave(JobId id) {
 }
 
 void Simulation::Impl::prepare() {
-  const auto n = parts_.jobs.size();
-  requests_.reserve(n);
+  const auto n = jobs_.size();
   slot_of_.assign(n, -1);
   estimates_.assign(n, -1.0);
   runnable_.assign(n, 1);
   result_.jobs = static_cast<long>(n);
   for (auto* o : observers_) o->on_start(state_.total_gpus(), result_.jobs);
-  for (std::size_t i = 0; i < n; ++i) {
-    const JobSpec& j = parts_.jobs[i];
-    requests_.push_back(make_request(j, state_, parts_.trace_file));
+  jobs_.for_each([&](std::size_t i, const JobSpec& j, const Request& r) {
     if (j.gpus == 0) has_cpu_only_ = true;
     std::string why;
-    if (!state_.ever_fits(requests_.back(), why) || !parts_.job_model->can_time(j, why)) {
+    if (!state_.ever_fits(r, why) || !parts_.job_model->can_time(j, why)) {
       runnable_[i] = 0;
       skip(j, why);
     }
-  }
-  parts_.placer->observe_workload(requests_);
+  });
+  jobs_.show_workload(*parts_.placer);
 }
 
 void Simulation::Impl::wait_until(double t) {
@@ -155,15 +152,15 @@ void Simulation::Impl::wait_until(double t) {
 }
 
 void Simulation::Impl::control_loop() {
-  const std::size_t n = parts_.jobs.size();
+  const std::size_t n = jobs_.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
   while (true) {
-    while (next_arrival_ < n && runnable_[next_arrival_] == 0) ++next_arrival_;
+    while (next_arrival_ < n && runnable_[next_arrival_] == 0) jobs_.done(next_arrival_++);
     // Drop stale phase ends (preempted or re-timed jobs) at the top of the heap.
     while (!events_.empty() && events_.top().job >= 0 && !current(events_.top().job, events_.top().epoch))
       events_.pop();
     double t = kInf;
-    if (next_arrival_ < n) t = parts_.jobs[next_arrival_].submit_s;
+    if (next_arrival_ < n) t = jobs_.spec(next_arrival_).submit_s;
     if (!events_.empty()) t = std::min(t, events_.top().time);
     if (!cluster_hooks_.empty() && work_left()) t = std::min(t, next_hook_event());
     if (t == kInf && (hook_ == nullptr || !hook_->busy())) break;
@@ -175,11 +172,13 @@ void Simulation::Impl::control_loop() {
     }
     for (auto* ch : cluster_hooks_)
       while (ch->next_event_s() <= now_) ch->on_event();
-    while (next_arrival_ < n && parts_.jobs[next_arrival_].submit_s <= now_) {
+    while (next_arrival_ < n && jobs_.spec(next_arrival_).submit_s <= now_) {
       if (runnable_[next_arrival_] != 0) {
         arrive(static_cast<JobId>(next_arrival_));
         parts_.scheduler->enqueue(static_cast<JobId>(next_arrival_), *this);
         for (auto* o : observers_) o->on_job_submitted(live(static_cast<JobId>(next_arrival_)).record);
+      } else {
+        jobs_.done(next_arrival_);
       }
       ++next_arrival_;
     }
@@ -199,7 +198,7 @@ void Simulation::Impl::control_loop() {
       const std::int32_t k = slot_of_[i];  // live: arrived and not finished
       if (k >= 0 && pool_[static_cast<std::size_t>(k)].record.end_s < 0 &&
           pool_[static_cast<std::size_t>(k)].run.running_index < 0)
-        skip(parts_.jobs[i], "could not be placed even on the otherwise idle cluster");
+        skip(jobs_.spec(i), "could not be placed even on the otherwise idle cluster");
     }
   }
 }
@@ -227,7 +226,7 @@ void Simulation::Impl::arrive(JobId id) {
   }
   slot_of_[at(id)] = static_cast<std::int32_t>(k);
   JobRecord& rec = pool_[k].record;
-  const JobSpec& j = parts_.jobs[at(id)];
+  const JobSpec& j = jobs_.spec(at(id));
   rec.spec = &j;
   rec.index = static_cast<int>(id);
   rec.submit_s = j.submit_s;
@@ -237,6 +236,7 @@ void Simulation::Impl::release(JobId id) {
   if (parts_.keep_finished) return;
   free_.push_back(slot_of_[at(id)]);
   slot_of_[at(id)] = -1;
+  jobs_.done(at(id));
 }
 
 void Simulation::Impl::throw_not_live(JobId id) const {

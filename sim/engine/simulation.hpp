@@ -19,13 +19,17 @@
 #include "sim/engine/policy.hpp"
 #include "sim/platform/cluster_spec.hpp"
 #include "workloads/jobs/job.hpp"
+#include "workloads/jobs/trace_reader.hpp"
 
 namespace fleetsim {
 
 struct SimulationParts {
   ClusterSpec cluster;
   std::vector<JobSpec> jobs;  ///< sorted by submit time
-  std::string trace_file;     ///< for messages about jobs
+  /// Instead of `jobs` (when set): the trace as a stream, read twice (validation, then the run) and
+  /// held only from the oldest job not yet done (sim/engine/trace_jobs.hpp).
+  std::unique_ptr<JobStream> stream;
+  std::string trace_file;  ///< for messages about jobs
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Placer> placer;
   std::unique_ptr<JobModel> job_model;

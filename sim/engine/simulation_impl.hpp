@@ -16,6 +16,7 @@
 #include "sim/engine/colocation.hpp"
 #include "sim/engine/execution.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/trace_jobs.hpp"
 #include "sim/platform/platform.hpp"
 
 namespace fleetsim {
@@ -26,7 +27,13 @@ using detail::RequestKeyHash;
 
 class Simulation::Impl final : public Launcher, public ClusterControl {
  public:
-  explicit Impl(SimulationParts p) : parts_(std::move(p)), state_(parts_.cluster), coloc_(state_) {}
+  explicit Impl(SimulationParts p)
+      : parts_(std::move(p)),
+        state_(parts_.cluster),
+        coloc_(state_),
+        jobs_(parts_.stream ? TraceJobs(std::move(parts_.stream)) : TraceJobs(std::move(parts_.jobs))) {
+    jobs_.set_make_request([this](const JobSpec& j) { return make_request(j, state_, parts_.trace_file); });
+  }
 
   void add_observer(SimObserver& o) { observers_.push_back(&o); }
   void attach(ExecutionHook& h) { hook_ = &h; }
@@ -35,7 +42,7 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   SimulationResult run();
 
   // --- Launcher
-  bool try_start(JobId id) override { return start_with(id, requests_[at(id)]); }
+  bool try_start(JobId id) override { return start_with(id, jobs_.request(at(id))); }
 
   bool try_start_on(JobId id, int gpu_type) override;
 
@@ -53,7 +60,7 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
     if (t > now_ && std::isfinite(t)) events_.push({t, seq_++, -1, 0});
   }
 
-  const JobSpec& job(JobId id) const override { return parts_.jobs[at(id)]; }
+  const JobSpec& job(JobId id) const override { return jobs_.spec(at(id)); }
 
   JobProgress progress(JobId id) const override;
 
@@ -187,12 +194,12 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   SimulationParts parts_;
   ClusterState state_;
   Colocation coloc_;
+  TraceJobs jobs_;  ///< the trace (parts_.jobs or parts_.stream, moved here)
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   Platform platform_;
   ExecutionHook* hook_ = nullptr;
   std::vector<ClusterHook*> cluster_hooks_;
   std::vector<SimObserver*> observers_;
-  std::vector<Request> requests_;
   std::deque<Live> pool_;              ///< stable addresses: records are handed out by reference
   std::vector<std::int32_t> free_;     ///< released slots of pool_
   std::vector<std::int32_t> slot_of_;  ///< per job of the trace: its slot, -1 before arrival / after release

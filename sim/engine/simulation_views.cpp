@@ -40,7 +40,7 @@ std::optional<double> Simulation::Impl::estimated_runtime(JobId id) const {
   const auto i = at(id);
   if (estimates_[i] >= 0) return estimates_[i];
   // Nominal placement: the first allowed GPU type of the cluster.
-  const Request& r = requests_[i];
+  const Request& r = jobs_.request(i);
   int type = 0;
   while (type < state_.type_count() && (r.types & (TypeMask{1} << type)) == 0) ++type;
   const auto v = estimated_runtime_on(id, type < state_.type_count() ? type : 0);
@@ -49,7 +49,7 @@ std::optional<double> Simulation::Impl::estimated_runtime(JobId id) const {
 }
 
 std::optional<double> Simulation::Impl::estimated_runtime_on(JobId id, int gpu_type) const {
-  const Request& r = requests_[at(id)];
+  const Request& r = jobs_.request(at(id));
   if (gpu_type < 0 || gpu_type >= state_.type_count()) return std::nullopt;
   if (r.gpus > 0 && (r.types & (TypeMask{1} << gpu_type)) == 0) return std::nullopt;
   PlacementSummary where;  // consolidated: one node where the job fits one
@@ -57,7 +57,7 @@ std::optional<double> Simulation::Impl::estimated_runtime_on(JobId id, int gpu_t
   where.gpu_milli = r.milli;
   where.gpu_type = state_.type_name(gpu_type);
   std::string why;
-  return parts_.job_model->run_time_s(parts_.jobs[at(id)], where, why);
+  return parts_.job_model->run_time_s(jobs_.spec(at(id)), where, why);
 }
 
 void Simulation::Impl::release(const Allocation& a) {
@@ -135,7 +135,7 @@ PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation&
 double Simulation::Impl::pair_speed(JobId a, JobId b) const {
   if (b < 0) return parts_.colocation_slowdown;
   const auto v =
-      parts_.job_model->colocated_speed(parts_.jobs[at(a)], parts_.jobs[at(b)], live(a).record.gpu_type);
+      parts_.job_model->colocated_speed(jobs_.spec(at(a)), jobs_.spec(at(b)), live(a).record.gpu_type);
   return v ? *v : parts_.colocation_slowdown;
 }
 
@@ -154,7 +154,7 @@ void Simulation::Impl::set_speed(JobId id, double speed) {
 }
 
 bool Simulation::Impl::try_start_on(JobId id, int gpu_type) {
-  const Request& full = requests_[at(id)];
+  const Request& full = jobs_.request(at(id));
   if (full.gpus == 0) return try_start(id);
   if (gpu_type < 0 || gpu_type >= state_.type_count()) return false;
   Request r = full;  // same request, type mask narrowed: its own key in the failed-placement cache
@@ -164,7 +164,7 @@ bool Simulation::Impl::try_start_on(JobId id, int gpu_type) {
 }
 
 bool Simulation::Impl::try_start_scaled(JobId id, int gpus) {
-  const Request& full = requests_[at(id)];
+  const Request& full = jobs_.request(at(id));
   if (full.gpus <= 0 || !full.whole() || gpus < 1) return false;
   if (gpus == full.gpus) return try_start(id);
   Request r = full;
@@ -176,7 +176,7 @@ bool Simulation::Impl::try_start_scaled(JobId id, int gpus) {
 }
 
 bool Simulation::Impl::try_start_at(JobId id, const std::vector<NodeGpus>& where) {
-  const Request& full = requests_[at(id)];
+  const Request& full = jobs_.request(at(id));
   if (live(id).run.running_index >= 0) return true;
   if (full.gpus <= 0 || !full.whole() || where.empty()) return false;
   int gpus = 0;
@@ -210,7 +210,7 @@ void Simulation::Impl::set_progress_rate(JobId id, double rate) {
 }
 
 std::optional<double> Simulation::Impl::estimated_runtime_scaled(JobId id, int gpus) const {
-  const Request& r = requests_[at(id)];
+  const Request& r = jobs_.request(at(id));
   if (r.gpus <= 0 || !r.whole() || gpus < 1) return std::nullopt;
   int type = 0;
   while (type < state_.type_count() && (r.types & (TypeMask{1} << type)) == 0) ++type;
@@ -225,11 +225,11 @@ std::optional<double> Simulation::Impl::estimated_runtime_scaled(JobId id, int g
   for (int left = gpus; left > 0; left -= per_node) where.gpus_per_node.push_back(std::min(left, per_node));
   where.nodes = static_cast<int>(where.gpus_per_node.size());
   std::string why;
-  return parts_.job_model->run_time_s(parts_.jobs[at(id)], where, why);
+  return parts_.job_model->run_time_s(jobs_.spec(at(id)), where, why);
 }
 
 int Simulation::Impl::max_gpus(JobId id) const {
-  const JobSpec& j = parts_.jobs[at(id)];
+  const JobSpec& j = jobs_.spec(at(id));
   const auto m = parts_.job_model->max_gpus(j);
   return m ? std::max(1, *m) : std::max(1, j.gpus);
 }
@@ -268,7 +268,7 @@ double Simulation::Impl::next_hook_event() const {
 }
 
 bool Simulation::Impl::work_left() const {
-  return next_arrival_ < parts_.jobs.size() || !running_.empty() ||
+  return next_arrival_ < jobs_.size() || !running_.empty() ||
          (parts_.scheduler->queued() > 0 && state_.down_nodes() > 0);
 }
 

@@ -111,6 +111,46 @@ TEST_CASE("topology keeps a 2-node job in one leaf, and spans the fewest leaves,
   CHECK((a && a->leaves == 2 && a->nodes == 3 && nodes_of(*a) == std::set<int>{0, 1, 5}));
 }
 
+TEST_CASE("topology keeps a multi-leaf job inside one pod of a 3-tier fabric when a pod can host it") {
+  // 8 nodes of 4 GPUs, 2 nodes per leaf; pods of 2 leaves: pod 0 = leaves 0, 1 (nodes 0-3), pod 1 =
+  // leaves 2, 3 (nodes 4-7). Free GPUs: leaf 0: 4 + 4; leaf 1: 1 + 0; leaf 2: 4 + 2; leaf 3: 4 + 2.
+  // A 12-GPU job needs two leaves. 2-tier: the largest leaf (0, 8 free) and the smallest-node
+  // completion of 4 more (leaf 2's node 4) -> nodes {0, 1, 4}, across pods. 3-tier: pod 0 has 9 free
+  // (too few), pod 1 has 12 -> leaves 2 and 3 whole, nodes {4, 5, 6, 7}, no core traffic.
+  std::vector<N> nodes;
+  for (int n = 0; n < 8; ++n) nodes.push_back({4, n / 2});
+  const Request twelve = req(12, 1000, 0, 0, false);
+  ClusterSpec two_tier = cluster(nodes);
+  ClusterSpec three_tier = two_tier;
+  three_tier.network.leaves_per_pod = 2;
+  for (const ClusterSpec* spec : {&two_tier, &three_tier}) {
+    ClusterState s(*spec);
+    use(s, 2, 3);
+    use(s, 3, 4);
+    use(s, 5, 2);
+    use(s, 7, 2);
+    const auto a = make("topology")->place(twelve, s);
+    REQUIRE(a);
+    if (spec == &two_tier) {
+      CHECK(nodes_of(*a) == std::set<int>{0, 1, 4});
+    } else {
+      CHECK(nodes_of(*a) == std::set<int>{4, 5, 6, 7});
+      CHECK(s.node_pod(4) == 1);
+      CHECK(s.node_pod(3) == 0);
+    }
+  }
+  // No pod can host 20 GPUs (9 and 12 free): the fewest pods, both, and the fewest leaves in them.
+  ClusterState s(three_tier);
+  use(s, 2, 3);
+  use(s, 3, 4);
+  use(s, 5, 2);
+  use(s, 7, 2);
+  const auto a = make("topology")->place(req(20, 1000, 0, 0, false), s);
+  REQUIRE(a);
+  CHECK(a->leaves == 3);
+  CHECK(a->slots.size() == 20);
+}
+
 TEST_CASE("random is deterministic per seed, uniform over feasible nodes, seeds differ") {
   auto sequence = [](std::uint64_t seed) {
     ClusterState s(cluster({{4}, {4}, {4}, {4}, {4}, {4}}));

@@ -110,37 +110,63 @@ void validate(const SyntheticConfig& c, const std::string& file) {
                                fmt(c.duration_max_s));
 }
 
+/// The generator: jobs drawn one at a time, so a run can stream them (JobStream).
+class SyntheticStream final : public JobStream {
+ public:
+  explicit SyntheticStream(SyntheticConfig c) : c_(std::move(c)), s_(c_.seed) {
+    double total = 0;
+    for (double w : c_.gpus_weights) cum_.push_back(total += w);
+    mean_gap_s_ = 3600.0 / c_.arrival_rate_per_hour;
+    log_median_ = std::log(c_.duration_median_s);
+  }
+  std::size_t size() const override { return static_cast<std::size_t>(c_.jobs); }
+  void rewind() override {
+    s_ = Sampler(c_.seed);
+    n_ = 0;
+    t_ = 0;
+  }
+  bool next(JobSpec& j) override {
+    if (n_ >= size()) return false;
+    j = JobSpec{};
+    if (n_ > 0) t_ += s_.exponential(mean_gap_s_);
+    j.id = "job-" + std::to_string(n_);
+    j.submit_s = t_;
+    j.gpus = c_.gpus_values[s_.pick(cum_)];
+    j.gpu_milli = j.gpus == 0 ? 0 : 1000;
+    const double d = std::exp(log_median_ + c_.duration_sigma * s_.normal());
+    j.duration_s = std::clamp(d, c_.duration_min_s, c_.duration_max_s);
+    j.source_line = 0;
+    // Drawn last and only when asked for, so traces without models keep their random stream.
+    if (!c_.models.empty())
+      j.model = c_.models[std::min(c_.models.size() - 1,
+                                   static_cast<std::size_t>(s_.uniform() * c_.models.size()))];
+    ++n_;
+    return true;
+  }
+
+ private:
+  SyntheticConfig c_;
+  Sampler s_;
+  std::vector<double> cum_;
+  double mean_gap_s_ = 0, log_median_ = 0, t_ = 0;
+  std::size_t n_ = 0;
+};
+
 class SyntheticReader final : public TraceReader {
  public:
   std::vector<JobSpec> read(const WorkloadConfig& config) const override {
-    const SyntheticConfig c = SyntheticConfig::from(config);
-    validate(c, config.scenario_file);
-
-    std::vector<double> cum;
-    double total = 0;
-    for (double w : c.gpus_weights) cum.push_back(total += w);
-    const double mean_gap_s = 3600.0 / c.arrival_rate_per_hour;
-    const double log_median = std::log(c.duration_median_s);
-
-    Sampler s(c.seed);
-    std::vector<JobSpec> jobs(static_cast<std::size_t>(c.jobs));
-    double t = 0;
-    for (std::size_t n = 0; n < jobs.size(); ++n) {
-      JobSpec& j = jobs[n];
-      if (n > 0) t += s.exponential(mean_gap_s);
-      j.id = "job-" + std::to_string(n);
-      j.submit_s = t;
-      j.gpus = c.gpus_values[s.pick(cum)];
-      j.gpu_milli = j.gpus == 0 ? 0 : 1000;
-      const double d = std::exp(log_median + c.duration_sigma * s.normal());
-      j.duration_s = std::clamp(d, c.duration_min_s, c.duration_max_s);
-      j.source_line = 0;
-      // Drawn last and only when asked for, so traces without models keep their random stream.
-      if (!c.models.empty())
-        j.model =
-            c.models[std::min(c.models.size() - 1, static_cast<std::size_t>(s.uniform() * c.models.size()))];
-    }
+    const auto stream = make(config);
+    std::vector<JobSpec> jobs(stream->size());
+    for (auto& j : jobs) stream->next(j);
     return jobs;
+  }
+  std::unique_ptr<JobStream> stream(const WorkloadConfig& config) const override { return make(config); }
+
+ private:
+  static std::unique_ptr<SyntheticStream> make(const WorkloadConfig& config) {
+    SyntheticConfig c = SyntheticConfig::from(config);
+    validate(c, config.scenario_file);
+    return std::make_unique<SyntheticStream>(std::move(c));
   }
 };
 

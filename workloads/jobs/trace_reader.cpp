@@ -1,5 +1,7 @@
 #include "workloads/jobs/trace_reader.hpp"
 
+#include <algorithm>
+
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/jobs/trace_file.hpp"
@@ -21,6 +23,38 @@ const KeyRegistrar kKeys{{
 TraceReaderRegistry& trace_readers() {
   static TraceReaderRegistry registry("trace format");
   return registry;
+}
+
+namespace {
+/// The first `limit` jobs of a stream.
+class LimitedStream final : public JobStream {
+ public:
+  LimitedStream(std::unique_ptr<JobStream> inner, std::size_t limit)
+      : inner_(std::move(inner)), limit_(std::min(limit, inner_->size())) {}
+  std::size_t size() const override { return limit_; }
+  void rewind() override {
+    inner_->rewind();
+    given_ = 0;
+  }
+  bool next(JobSpec& job) override {
+    if (given_ >= limit_ || !inner_->next(job)) return false;
+    ++given_;
+    return true;
+  }
+
+ private:
+  std::unique_ptr<JobStream> inner_;
+  std::size_t limit_ = 0, given_ = 0;
+};
+}  // namespace
+
+std::unique_ptr<JobStream> stream_trace(const WorkloadConfig& config, std::size_t limit) {
+  const auto reader = trace_readers().create(config.format, config.scenario_file, 0, "workload.format");
+  auto stream = reader->stream(config);
+  if (!stream) return nullptr;
+  if (stream->size() == 0) throw InputError(config.scenario_file, 0, "", "trace has no jobs");
+  if (limit > 0 && limit < stream->size()) return std::make_unique<LimitedStream>(std::move(stream), limit);
+  return stream;
 }
 
 std::vector<JobSpec> read_trace(const WorkloadConfig& config) {

@@ -25,14 +25,35 @@ struct WorkloadConfig {
   std::string scenario_file;  ///< for messages: where the workload section came from
 };
 
+/// A trace produced job by job in submit order (generators), so that a run need not hold every
+/// JobSpec at once (issue 17: 10M-job traces). After rewind() the same jobs come again, in the same
+/// order: the engine reads a stream once to validate it before the run and once during the run.
+class JobStream {
+ public:
+  virtual ~JobStream() = default;
+  /// Jobs in the whole stream.
+  virtual std::size_t size() const = 0;
+  /// Back to the first job.
+  virtual void rewind() = 0;
+  /// The next job (submit times non-decreasing, the first >= 0); false after the last.
+  virtual bool next(JobSpec& job) = 0;
+};
+
 class TraceReader {
  public:
   virtual ~TraceReader() = default;
   virtual std::vector<JobSpec> read(const WorkloadConfig& config) const = 0;
+  /// The trace as a stream, for formats that can produce it in submit order without reading it
+  /// whole (generators); nullptr (the default) for the others.
+  virtual std::unique_ptr<JobStream> stream(const WorkloadConfig& /*config*/) const { return nullptr; }
 };
 
 using TraceReaderRegistry = Registry<TraceReader>;
 TraceReaderRegistry& trace_readers();
+
+/// The trace as a stream, or nullptr if its format cannot stream (then use read_trace). `limit` > 0:
+/// at most that many jobs.
+std::unique_ptr<JobStream> stream_trace(const WorkloadConfig& config, std::size_t limit = 0);
 
 /// Convenience: look the format up and read. Also rejects binary files and empty traces.
 std::vector<JobSpec> read_trace(const WorkloadConfig& config);

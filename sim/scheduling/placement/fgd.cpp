@@ -96,6 +96,7 @@ Choice evaluate(const NodeFree& before, long long frag, const Request& r, const 
 
 class Fgd final : public Placer {
  public:
+  bool wants_workload() const override { return true; }
   void observe_workload(const std::vector<Request>& requests) override {
     dist_ = WorkloadDistribution::from_requests(requests);
     nodes_.clear();

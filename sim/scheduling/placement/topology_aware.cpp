@@ -15,8 +15,11 @@
 //   3. otherwise the fewest leaves: leaves with the most usable GPUs first, taken whole, and as
 //      the last leaf the one that completes the job with the fewest nodes (then least left in
 //      it, then lowest index); nodes inside it as in 2.
+// In a 3-tier fabric (network.leaves_per_pod > 0), step 3 first looks for one pod that can host the
+// job (ClusterState::node_pod), so that its traffic does not cross the core; otherwise the fewest pods.
 // Leaves come from ClusterState::node_leaf (the node's leaf switch). No knobs.
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "sim/cluster/placer.hpp"
@@ -54,6 +57,7 @@ class Topology final : public Placer {
 
  private:
   struct Leaf {
+    int pod = 0;  ///< ClusterState::node_pod of its nodes
     int total = 0;
     std::vector<std::pair<int, int>> nodes;  // (usable GPUs, node), most usable first
   };
@@ -71,6 +75,7 @@ class Topology final : public Placer {
       const int u = s.usable_whole(n, r);
       if (u <= 0) continue;
       Leaf& l = leaves_[s.node_leaf(n)];
+      l.pod = s.node_pod(n);
       l.total += u;
       l.nodes.push_back({u, n});
     }
@@ -93,16 +98,67 @@ class Topology final : public Placer {
         best_left = left;
       }
     }
-    std::vector<int> order;
     if (best != nullptr) {
+      std::vector<int> order;
       leaf_nodes(*best, r.gpus, order);
       return spread_in_order(r, s, order);
     }
-    // 3. fewest leaves: the largest leaves whole, the last leaf the one that completes the job
-    //    with the fewest nodes, then the least left in it, then the lowest leaf index.
-    std::vector<const Leaf*> by_size;
+    // 3. several leaves. In a 3-tier fabric, inside one pod when a pod can host the job alone, so
+    //    its traffic stays under the pod's spines, off the (usually oversubscribed) core: the pod
+    //    needing the fewest leaves, then the least left in it, then the lowest pod index. Otherwise
+    //    the fewest pods (largest first, the last the smallest that completes the job), and the
+    //    fewest leaves among theirs.
+    std::vector<const Leaf*> all;
+    for (const auto& [id, l] : leaves_) all.push_back(&l);
+    if (s.spec().network.leaves_per_pod <= 0) return across_leaves(r, s, all);
+    std::map<int, std::vector<const Leaf*>> pods;
+    for (const Leaf* l : all) pods[l->pod].push_back(l);
+    const std::vector<const Leaf*>* best_pod = nullptr;
+    std::size_t best_leaves = 0;
+    int best_pod_left = 0;
+    std::vector<std::pair<int, int>> pod_totals;  // (usable GPUs, pod)
+    for (const auto& [p, ls] : pods) {
+      const std::vector<int> caps = sorted_totals(ls);
+      int total = 0;
+      for (const int c : caps) total += c;
+      pod_totals.push_back({total, p});
+      if (total < r.gpus) continue;
+      const std::size_t used = fewest_cover(caps, r.gpus).size();
+      if (best_pod == nullptr || used < best_leaves ||
+          (used == best_leaves && total - r.gpus < best_pod_left)) {
+        best_pod = &ls;
+        best_leaves = used;
+        best_pod_left = total - r.gpus;
+      }
+    }
+    if (best_pod != nullptr) return across_leaves(r, s, *best_pod);
+    std::stable_sort(pod_totals.begin(), pod_totals.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<int> pod_caps;
+    for (const auto& [total, p] : pod_totals) pod_caps.push_back(total);
+    std::vector<const Leaf*> chosen;
+    for (const std::size_t k : fewest_cover(pod_caps, r.gpus)) {
+      const auto& ls = pods[pod_totals[k].second];
+      chosen.insert(chosen.end(), ls.begin(), ls.end());
+    }
+    if (chosen.empty()) return std::nullopt;
+    return across_leaves(r, s, chosen);
+  }
+
+  /// Leaf totals, largest first.
+  static std::vector<int> sorted_totals(const std::vector<const Leaf*>& leaves) {
     std::vector<int> caps;
-    for (const auto& [id, l] : leaves_) by_size.push_back(&l);
+    for (const Leaf* l : leaves) caps.push_back(l->total);
+    std::stable_sort(caps.begin(), caps.end(), std::greater<>());
+    return caps;
+  }
+
+  /// Fewest leaves among `candidates`: the largest leaves whole, the last leaf the one that
+  /// completes the job with the fewest nodes, then the least left in it, then the lowest leaf index.
+  static std::optional<Allocation> across_leaves(const Request& r, const ClusterState& s,
+                                                 std::vector<const Leaf*> by_size) {
+    std::vector<int> order;
+    std::vector<int> caps;
     std::stable_sort(by_size.begin(), by_size.end(),
                      [](const Leaf* a, const Leaf* b) { return a->total > b->total; });
     for (const Leaf* l : by_size) caps.push_back(l->total);

@@ -1,0 +1,113 @@
+// Streamed traces (issue 17): a generator's JobStream equals the trace read whole, and the engine's
+// TraceJobs holds only the jobs read and not yet done. No SimGrid run in this process.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/engine/trace_jobs.hpp"
+#include "workloads/jobs/trace_reader.hpp"
+
+using namespace fleetsim;
+
+namespace {
+
+WorkloadConfig synthetic(long jobs) {
+  std::map<std::string, Options::Value> values;
+  values["jobs"] = Options::Value{std::to_string(jobs), 3, "", {}, {}};
+  values["models"] = Options::Value{"", 4, "", {"a", "b", "c"}, {}};
+  WorkloadConfig c;
+  c.format = "synthetic";
+  c.scenario_file = "s.toml";
+  c.seed = 7;
+  c.settings = Options(std::move(values), "s.toml", "workload");
+  return c;
+}
+
+bool same(const JobSpec& a, const JobSpec& b) {
+  return a.id == b.id && a.submit_s == b.submit_s && a.gpus == b.gpus && a.duration_s == b.duration_s &&
+         a.model == b.model;
+}
+
+Request request_of(const JobSpec& j) {
+  Request r;
+  r.gpus = j.gpus;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("streamed trace: the synthetic generator's stream equals the trace read whole, twice over") {
+  const WorkloadConfig c = synthetic(2000);
+  const std::vector<JobSpec> whole = read_trace(c);
+  auto stream = stream_trace(c);
+  REQUIRE(stream);
+  REQUIRE(stream->size() == whole.size());
+  for (int pass = 0; pass < 2; ++pass) {
+    stream->rewind();
+    JobSpec j;
+    std::size_t n = 0;
+    for (; stream->next(j); ++n) {
+      REQUIRE(n < whole.size());
+      CHECK(same(j, whole[n]));
+    }
+    CHECK(n == whole.size());
+  }
+  // workload.limit: the first jobs only.
+  auto limited = stream_trace(c, 10);
+  REQUIRE(limited->size() == 10);
+  JobSpec j;
+  std::size_t n = 0;
+  while (limited->next(j)) CHECK(same(j, whole[n++]));
+  CHECK(n == 10);
+  // A file format has no stream.
+  WorkloadConfig csv = c;
+  csv.format = "csv";
+  CHECK(stream_trace(csv) == nullptr);
+}
+
+TEST_CASE(
+    "streamed trace: TraceJobs holds only the jobs read and not yet done, in memory or streamed alike") {
+  const WorkloadConfig c = synthetic(1000);
+  const std::vector<JobSpec> whole = read_trace(c);
+  TraceJobs kept(read_trace(c));
+  TraceJobs streamed(stream_trace(c));
+  CHECK(streamed.streamed());
+  CHECK_FALSE(kept.streamed());
+  for (TraceJobs* t : {&kept, &streamed}) {
+    t->set_make_request(request_of);
+    std::size_t visited = 0;
+    t->for_each([&](std::size_t i, const JobSpec& j, const Request& r) {
+      CHECK(i == visited++);
+      CHECK(same(j, whole[i]));
+      CHECK(r.gpus == whole[i].gpus);
+    });
+    CHECK(visited == 1000);
+  }
+  CHECK(streamed.held() == 0);  // validation keeps nothing
+  // Jobs 0..9 arrive and finish in order; 10..19 arrive and stay.
+  for (std::size_t i = 0; i < 20; ++i) {
+    CHECK(same(streamed.spec(i), whole[i]));
+    CHECK(streamed.request(i).gpus == whole[i].gpus);
+  }
+  const JobSpec* twelve = &streamed.spec(12);
+  for (std::size_t i = 0; i < 10; ++i) streamed.done(i);
+  CHECK(streamed.held() == 10);
+  CHECK_THROWS_AS(streamed.spec(3), std::logic_error);  // done: released
+  // Asking for job 500 reads 20..500; dropping a job never read reads (and drops) up to it.
+  CHECK(same(streamed.spec(500), whole[500]));
+  CHECK(streamed.held() == 10 + 481);
+  streamed.done(700);
+  CHECK(streamed.held() == 10 + 481 + 199);  // 501..700 read, 700 dropped
+  CHECK(&streamed.spec(12) == twelve);       // a held job keeps its address while others come and go
+  CHECK(same(*twelve, whole[12]));
+  for (std::size_t i = 10; i < 1000; ++i) streamed.done(i);
+  CHECK(streamed.held() == 0);
+  CHECK_THROWS_AS(streamed.spec(1000), std::logic_error);  // not in the trace
+  // In memory, done() keeps everything.
+  kept.done(3);
+  CHECK(same(kept.spec(3), whole[3]));
+  CHECK(kept.held() == 1000);
+}
