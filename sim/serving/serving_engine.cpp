@@ -222,8 +222,29 @@ void Engine::arrive(int req, int r) {
   replicas_[static_cast<std::size_t>(r)].waiting.push_back(req);
 }
 
-void Engine::preempt(Replica& rep, int victim) {
+FreeBlockQueue& Engine::pool(Replica& rep) {
+  if (rep.pool_epoch != rep.epoch) {
+    rep.pool.reset(rep.free_blocks);
+    rep.pool_epoch = rep.epoch;
+  }
+  return rep.pool;
+}
+
+void Engine::allocate(Replica& rep, int id, long n) {
+  if (n <= 0) return;
+  pool(rep).take(n);
+  rep.free_blocks -= n;
+  seqs_[static_cast<std::size_t>(id)].blocks += n;
+}
+
+void Engine::preempt(Replica& rep, int r, int victim) {
   Seq& v = seqs_[static_cast<std::size_t>(victim)];
+  // Its full blocks stay cached in the free queue (prefix caching): found again when re-admitted,
+  // unless reused meanwhile.
+  const long keep = c_.prefix_caching ? std::min(v.blocks, static_cast<long>(v.computed / c_.block_size)) : 0;
+  v.cache_ticket = pool(rep).release(v.blocks - keep, keep);
+  v.cache_replica = r;
+  v.cache_epoch = rep.epoch;
   rep.free_blocks += v.blocks;
   v.blocks = 0;
   v.computed = 0;
@@ -238,6 +259,39 @@ void Engine::sample(Replica& rep, int r, double now) {
       {now, r, static_cast<int>(rep.running.size()), static_cast<int>(rep.waiting.size()),
        c_.kv_blocks > 0 ? 1.0 - static_cast<double>(rep.free_blocks) / c_.kv_blocks : 0});
   rep.next_sample = (std::floor(now / c_.sample_every_s) + 1) * c_.sample_every_s;
+}
+
+bool Engine::admit(Replica& rep, int r, int id, int& budget) {
+  Seq& s = seqs_[static_cast<std::size_t>(id)];
+  const int tokens = s.prompt + s.generated;
+  // The whole known sequence must fit the free blocks (a request's own cached blocks among them).
+  if (blocks_for(tokens) - s.blocks > rep.free_blocks) return false;
+  long own = 0;  // its leading blocks still cached since its preemption here
+  int cached = 0;
+  if (c_.prefix_caching && s.computed == 0) {
+    if (s.cache_ticket >= 0 && s.cache_replica == r && s.cache_epoch == rep.epoch)
+      own = std::min(pool(rep).cached(s.cache_ticket), static_cast<long>((tokens - 1) / c_.block_size));
+    cached = static_cast<int>(own) * c_.block_size;
+    if (s.generated == 0) {
+      const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
+      const auto hits = rep.cache.match(reqs_[static_cast<std::size_t>(id)].block_hashes);
+      cached = std::max(cached, std::min(static_cast<int>(hits) * hash_tokens, s.prompt - 1));
+    }
+  }
+  if (s.cache_ticket >= 0 && s.cache_replica == r && s.cache_epoch == rep.epoch) {
+    pool(rep).claim(s.cache_ticket, own);
+    rep.free_blocks -= own;
+    s.blocks += own;
+  }
+  s.cache_ticket = -1;
+  const int n = std::min(tokens - s.computed - cached, budget);
+  s.computed += cached;
+  result_.requests[static_cast<std::size_t>(id)].cached_tokens += cached;
+  allocate(rep, id, blocks_for(s.computed + n) - s.blocks);
+  rep.running.push_back(id);
+  rep.scheduled.emplace_back(id, n);
+  budget -= n;
+  return true;
 }
 
 void Engine::start(int r, double now, StepQueue& steps) {
@@ -256,7 +310,7 @@ void Engine::start(int r, double now, StepQueue& steps) {
     bool self_preempted = false;
     while (need > rep.free_blocks) {
       const int victim = rep.running.back();
-      preempt(rep, victim);
+      preempt(rep, r, victim);
       preempted = true;
       if (victim == id) {
         self_preempted = true;
@@ -264,8 +318,7 @@ void Engine::start(int r, double now, StepQueue& steps) {
       }
     }
     if (self_preempted) break;
-    rep.free_blocks -= need;
-    s.blocks += need;
+    allocate(rep, id, need);
     rep.scheduled.emplace_back(id, n);
     budget -= n;
     ++i;
@@ -273,25 +326,8 @@ void Engine::start(int r, double now, StepQueue& steps) {
   // Then waiting requests, first come first served, unless this step preempted.
   while (!preempted && budget > 0 && !rep.waiting.empty() &&
          static_cast<int>(rep.running.size()) < c_.max_num_seqs) {
-    const int id = rep.waiting.front();
-    Seq& s = seqs_[static_cast<std::size_t>(id)];
-    int cached = 0;
-    if (c_.prefix_caching && s.computed == 0 && s.generated == 0) {
-      const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
-      const auto hits = rep.cache.match(reqs_[static_cast<std::size_t>(id)].block_hashes);
-      cached = std::min(static_cast<int>(hits) * hash_tokens, s.prompt - 1);
-    }
-    const int n = std::min(s.prompt + s.generated - s.computed - cached, budget);
-    const long need = blocks_for(s.computed + cached + n) - s.blocks;
-    if (need > rep.free_blocks) break;
+    if (!admit(rep, r, rep.waiting.front(), budget)) break;
     rep.waiting.pop_front();
-    s.computed += cached;
-    result_.requests[static_cast<std::size_t>(id)].cached_tokens += cached;
-    rep.free_blocks -= need;
-    s.blocks += need;
-    rep.running.push_back(id);
-    rep.scheduled.emplace_back(id, n);
-    budget -= n;
   }
   if (rep.scheduled.empty()) return;
   BatchShape& shape = shape_;  // reused: no allocation per step
@@ -341,6 +377,7 @@ void Engine::finish(int r, double now) {
   for (int id : leaving) hand_off(rep, r, id, now);
   for (int id : done) {
     Seq& s = seqs_[static_cast<std::size_t>(id)];
+    pool(rep).release(s.blocks, 0);
     rep.free_blocks += s.blocks;
     s.blocks = 0;
     rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));

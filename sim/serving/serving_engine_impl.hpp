@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/serving/free_block_queue.hpp"
 #include "sim/serving/prefix_cache.hpp"
 #include "sim/serving/serving_engine.hpp"
 
@@ -25,6 +26,10 @@ struct Seq {
   int xfer_from = -1;    ///< disaggregated: the prefill replica its KV is leaving
   long xfer_blocks = 0;  ///< blocks that replica holds until the transfer ends
   long xfer_epoch = 0;   ///< that replica's epoch when the transfer began
+  /// Preempted with prefix caching: its cached blocks in that replica's free queue, in that epoch.
+  long cache_ticket = -1;
+  int cache_replica = -1;
+  long cache_epoch = 0;
 };
 
 enum class Power { kOff, kLoading, kReady };
@@ -36,6 +41,8 @@ struct Replica {
   std::deque<int> waiting;
   std::vector<int> running;  ///< admission order (the last is preempted first)
   long free_blocks = 0;
+  FreeBlockQueue pool;   ///< the order free blocks are reused in (free_blocks of them)
+  long pool_epoch = -1;  ///< the epoch `pool` was last reset for
   bool busy = false;
   std::vector<std::pair<int, int>> scheduled;  ///< (request, tokens) of the step in flight
   double next_sample = 0;
@@ -113,7 +120,17 @@ class Engine {
 
   void arrive(int req, int r);
 
-  void preempt(Replica& rep, int victim);
+  /// The replica's free queue, reset to free_blocks anonymous blocks after an outage.
+  FreeBlockQueue& pool(Replica& rep);
+
+  /// Request `id` gets `n` more blocks from the front of the replica's free queue.
+  void allocate(Replica& rep, int id, long n);
+
+  /// Admits waiting request `id` if the KV cache holds its whole known sequence (vLLM's
+  /// scheduler_reserve_full_isl); schedules its first chunk within `budget`. False: not admitted.
+  bool admit(Replica& rep, int r, int id, int& budget);
+
+  void preempt(Replica& rep, int r, int victim);
 
   void sample(Replica& rep, int r, double now);
 

@@ -54,6 +54,7 @@ void Engine::land(int id, double now, StepQueue& steps) {
   const int from = s.xfer_from;
   Replica& src = replicas_[static_cast<std::size_t>(from)];
   if (s.xfer_epoch == src.epoch) {  // else an outage already freed the source's blocks (and outgoing)
+    pool(src).release(s.xfer_blocks, 0);
     src.free_blocks += s.xfer_blocks;
     --src.outgoing;
     if (!src.busy && !src.failed) start(from, now, steps);
