@@ -66,8 +66,9 @@ const KeyRegistrar kKeys{{
     {"service[]", "kv_cache_gib", K::kFloat, "GiB", "0",
      "KV cache per replica; 0 = GPU memory x utilization - "
      "weights - reserve"},
-    {"service[]", "prefix_caching", K::kBool, "", "false",
-     "reuse cached prompt blocks (the trace's block hashes)"},
+    {"service[]", "prefix_caching", K::kBool, "", "true",
+     "vLLM's automatic prefix caching (its default): cached prompt blocks named by the trace's block "
+     "hashes are reused, and a preempted request finds its own blocks again unless reused meanwhile"},
     {"service[]", "hash_block_tokens", K::kInt, "tokens", "0", "tokens per trace block hash (0: block_size)"},
     {"service[]", "routing", K::kString, "", "round-robin", "round-robin | least-outstanding | prefix-aware"},
     {"service[]", "step_overhead_ms", K::kFloat, "ms", "0",
@@ -271,7 +272,7 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.engine.max_num_batched_tokens = positive("max_num_batched_tokens", 2048);
   s.engine.block_size = positive("block_size", 16);
   s.engine.hash_block_tokens = static_cast<int>(t.integer("hash_block_tokens", 0));
-  s.engine.prefix_caching = t.flag("prefix_caching", false);
+  s.engine.prefix_caching = t.flag("prefix_caching", true);
   s.engine.routing = routing_of(t);
   s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;
   s.gpu_memory_utilization = t.number("gpu_memory_utilization", 0.9);

@@ -185,16 +185,27 @@ TEST_CASE("serving accuracy: Llama-3.1-8B on RTX PRO 6000, TTFT, TPOT and E2E me
   CHECK(s.e2e_p99 == doctest::Approx(m.e2e_p99).epsilon(0.05));
 }
 
-TEST_CASE("serving accuracy: Llama-3.1-8B on RTX 4090 (KV-bound), the present gap as a regression guard") {
-  // Not yet within 5% (README "LLM serving": TTFT +7%, TPOT +10%, E2E +7% on the mean): bounds that
-  // hold today's figures, to catch a regression.
+TEST_CASE(
+    "serving accuracy: Llama-3.1-8B on RTX 4090 (KV-bound), TTFT, TPOT and E2E mean and p99 within 5%") {
+  // KV-bound: ~40 requests run, ~200 wait most of the run. Within 5% because the engine admits a
+  // waiting request only when its whole prompt fits (vLLM 0.19's scheduler_reserve_full_isl) and a
+  // preempted request finds its cached blocks again (prefix caching, on in the run): without either,
+  // TTFT was +6.6% / +12% (p99) and TPOT +10%.
   const std::string run = "serving/llmservingsim/runs/RTX4090-Llama-3.1-8B/requests.jsonl";
   test::require_shared(run);
   const Stats m = measured(test::shared_path(run));
-  const Stats s = simulated("RTX4090");
-  CHECK(s.tpot_mean == doctest::Approx(m.tpot_mean).epsilon(0.12));
-  CHECK(s.e2e_mean == doctest::Approx(m.e2e_mean).epsilon(0.09));
-  CHECK(s.ttft_mean == doctest::Approx(m.ttft_mean).epsilon(0.09));
+  auto within = [&](const Stats& s) {
+    CHECK(s.ttft_mean == doctest::Approx(m.ttft_mean).epsilon(0.05));
+    CHECK(s.ttft_p99 == doctest::Approx(m.ttft_p99).epsilon(0.05));
+    CHECK(s.tpot_mean == doctest::Approx(m.tpot_mean).epsilon(0.05));
+    CHECK(s.tpot_p99 == doctest::Approx(m.tpot_p99).epsilon(0.05));
+    CHECK(s.e2e_mean == doctest::Approx(m.e2e_mean).epsilon(0.05));
+    CHECK(s.e2e_p99 == doctest::Approx(m.e2e_p99).epsilon(0.05));
+  };
+  within(simulated("RTX4090"));
+  // Not tuned to fleetsim's KV estimate (2,632 blocks): with vLLM's own count from the run's meta.json
+  // (2,588 blocks of 16 tokens x 128 KiB = 5.0546875 GiB) it holds too.
+  within(simulated("RTX4090", {"service.0.kv_cache_gib=5.0546875"}));
 }
 
 TEST_CASE(
