@@ -55,7 +55,14 @@ const KeyRegistrar kKeys{{
     {"service[]", "kv_link_gbps", K::kFloat, "Gbit/s", "0",
      "disaggregation: per-GPU bandwidth of the prefill-to-decode KV transfer; 0 = from the placement "
      "(intra_node_gbps within a node, the NIC share between nodes; one node outside a cluster run)"},
-    {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per replica (a profiled TP degree)"},
+    {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per engine core (a profiled TP degree)"},
+    {"service[]", "data_parallel", K::kInt, "", "1",
+     "vLLM data_parallel_size: engine cores per replica, tensor_parallel GPUs each, with their own "
+     "scheduler and KV cache; requests go to the least loaded (not with mig, mps, disaggregation or the "
+     "autoscaler)"},
+    {"service[]", "expert_parallel", K::kBool, "", "false",
+     "vLLM enable_expert_parallel (MoE models): experts spread whole over the data_parallel x "
+     "tensor_parallel GPUs, tokens all-gathered and outputs reduce-scattered over the engine cores"},
     {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
     {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
      "vLLM max_num_batched_tokens: tokens per step"},
@@ -92,6 +99,7 @@ class SliceStepModel final : public ServingStepModel {
     out.attention_s /= share_;
     out.moe_s /= share_;
     out.allreduce_s /= share_;
+    out.expert_comm_s /= share_;
     out.per_sequence_s /= share_;
     return out;
   }
@@ -249,6 +257,12 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   if (!(s.engine.scale_up_queue >= 0) || !(s.engine.model_load_s >= 0))
     throw t.error(s.engine.model_load_s >= 0 ? "scale_up_queue" : "model_load_s", "must be >= 0");
   s.tensor_parallel = positive("tensor_parallel", 1);
+  s.data_parallel = positive("data_parallel", 1);
+  s.expert_parallel = t.flag("expert_parallel", false);
+  if (s.data_parallel > 1) {
+    for (const char* key : {"mig", "mps", "prefill_replicas", "min_replicas"})
+      if (t.has(key)) throw t.error(key, "not with data_parallel > 1");
+  }
   s.mig = t.text("mig", "");
   if (!s.mig.empty()) {
     const std::string canonical = gpu_spec(s.gpu).name;
@@ -273,7 +287,7 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.engine.block_size = positive("block_size", 16);
   s.engine.hash_block_tokens = static_cast<int>(t.integer("hash_block_tokens", 0));
   s.engine.prefix_caching = t.flag("prefix_caching", true);
-  s.engine.routing = routing_of(t);
+  s.engine.routing = s.data_parallel > 1 && !t.has("routing") ? Routing::kLeastOutstanding : routing_of(t);
   s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;
   s.gpu_memory_utilization = t.number("gpu_memory_utilization", 0.9);
   if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1))
@@ -297,7 +311,12 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
 
 PreparedService prepare_service(const ServiceSpec& spec) {
   PreparedService p;
-  p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel);
+  ServingStepOptions step_options;
+  step_options.data_parallel = spec.data_parallel;
+  step_options.expert_parallel = spec.expert_parallel;
+  p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel, step_options);
+  if (spec.expert_parallel && !p.model->model().moe)
+    throw spec.options.error("expert_parallel", "model " + p.model->model().name + " has no experts");
   const GpuSpec& gpu = gpu_spec(spec.gpu);
   p.gpu = gpu.name;
   if (const GpuSpec* from = find_gpu(p.model->model().profiled_gpu);
@@ -323,7 +342,7 @@ PreparedService prepare_service(const ServiceSpec& spec) {
   if (kv_bytes <= 0)
     kv_bytes =
         spec.tensor_parallel * (memory_gib * spec.gpu_memory_utilization - spec.non_kv_reserve_gib) * kGiB -
-        facts.weight_bytes;
+        (facts.weight_bytes - facts.expert_weight_bytes * (1.0 - 1.0 / spec.data_parallel));  // per DP rank
   if (kv_bytes <= 0 || facts.kv_bytes_per_token <= 0)
     throw spec.options.error("tensor_parallel",
                              "model " + facts.name + " (" + fmt(facts.weight_bytes / kGiB, 1) +
@@ -331,6 +350,9 @@ PreparedService prepare_service(const ServiceSpec& spec) {
                                  " x " + gpu.name + " (" + fmt(gpu.memory_gib) +
                                  " GiB) with room for a KV cache");
   p.engine = spec.engine;
+  p.engine.replicas = spec.engine.replicas * spec.data_parallel;  // an engine replica per DP rank
+  // An MoE model's DP ranks share the experts (1/DP of them each) and step together.
+  if (spec.data_parallel > 1 && facts.moe) p.engine.lockstep = spec.data_parallel;
   p.engine.kv_blocks = static_cast<long>(kv_bytes / facts.kv_bytes_per_token) / p.engine.block_size;
   p.engine.kv_bytes_per_token = facts.kv_bytes_per_token;
   p.engine.kv_link = default_kv_link(spec);
@@ -388,8 +410,11 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   auto& j = run.summary;
   j["model"] = facts.name;
   j["gpu"] = p.gpu;
-  j["replicas"] = engine.replicas;
+  const int dp = std::max(1, spec.data_parallel);
+  j["replicas"] = engine.replicas / dp;
   j["tensor_parallel"] = spec.tensor_parallel;
+  j["data_parallel"] = dp;
+  j["expert_parallel"] = spec.expert_parallel;
   j["mig"] = spec.mig;
   j["mps"] = spec.mps_share;
   j["prefill_replicas"] = engine.prefill_replicas;
@@ -416,10 +441,10 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   j["output_tokens_per_s"] = span > 0 ? static_cast<double>(out_tokens) / span : 0.0;
   const bool autoscaled = autoscaled_service(engine);
   j["autoscaled"] = autoscaled;
-  j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas;
+  j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas / dp;
   j["gpu_share_per_replica"] = replica_gpu_share(spec);
   j["gpu_hours"] =
-      (autoscaled ? run.result.replica_s : engine.replicas * span) * replica_gpu_share(spec) / 3600;
+      (autoscaled ? run.result.replica_s : engine.replicas * span) * replica_gpu_share(spec) / dp / 3600;
   j["busy_share"] = span > 0 ? run.result.busy_s / (engine.replicas * span) : 0.0;
   j["steps"] = run.result.steps;
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -429,7 +454,7 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
 double replica_gpu_share(const ServiceSpec& spec) {
   if (!spec.mig.empty()) return spec.mig_share;
   if (spec.mps_share > 0) return spec.mps_share;
-  return spec.tensor_parallel;
+  return spec.tensor_parallel * spec.data_parallel;
 }
 
 std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
@@ -444,14 +469,15 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   d.file = at.file();
   d.line = at.line();
   d.load_s = spec.engine.model_load_s;
-  return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
+  // One demand per engine core (DP rank): the engine's replica index is the demand's.
+  return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas * spec.data_parallel), d);
 }
 
 double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power) {
   const GpuSpec& gpu = gpu_spec(spec.gpu);
   const double busy_w = std::max(gpu.idle_w, power.busy_fraction * gpu.tdp_w);
   const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
-  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec);
+  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec) / spec.data_parallel;  // per rank
   return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
 }
 

@@ -103,6 +103,12 @@ ServingResult Engine::run() {
       const auto [t, r, epoch] = steps.top();
       steps.pop();
       now = t;
+      if (epoch == kGroupStep) {
+        const int hi = std::min(static_cast<int>(replicas_.size()), r + c_.lockstep);
+        for (int m = r; m < hi; ++m) finish(m, now);
+        start_group(r / c_.lockstep, now, steps);
+        continue;
+      }
       if (epoch != replicas_[static_cast<std::size_t>(r)].epoch) continue;  // lost in an outage
       finish(r, now);
       start(r, now, steps);
@@ -294,7 +300,7 @@ bool Engine::admit(Replica& rep, int r, int id, int& budget) {
   return true;
 }
 
-void Engine::start(int r, double now, StepQueue& steps) {
+bool Engine::schedule(int r, double now) {
   Replica& rep = replicas_[static_cast<std::size_t>(r)];
   rep.busy = false;
   rep.scheduled.clear();
@@ -329,26 +335,69 @@ void Engine::start(int r, double now, StepQueue& steps) {
     if (!admit(rep, r, rep.waiting.front(), budget)) break;
     rep.waiting.pop_front();
   }
-  if (rep.scheduled.empty()) return;
+  return !rep.scheduled.empty();
+}
+
+void Engine::fill_shape(int r) {
   BatchShape& shape = shape_;  // reused: no allocation per step
   shape.prefills.clear();
   shape.decode_kv.clear();
-  for (const auto& [id, n] : rep.scheduled) {
+  shape.group_tokens = 0;
+  for (const auto& [id, n] : replicas_[static_cast<std::size_t>(r)].scheduled) {
     const Seq& s = seqs_[static_cast<std::size_t>(id)];
     if (s.generated > 0 && n == 1 && s.computed == s.prompt + s.generated - 1)
       shape.decode_kv.push_back(s.computed);
     else
       shape.prefills.push_back({n, s.computed});
   }
+}
+
+double Engine::step_time(int r, double now) const {
   const double speed =
       (c_.replica_speed.empty() ? 1.0
                                 : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()]) *
       speed_factor(r, now);
-  const double d = model_.step_s(shape) / speed + c_.step_overhead_s;
-  rep.busy = true;
+  return model_.step_s(shape_) / speed + c_.step_overhead_s;
+}
+
+void Engine::start(int r, double now, StepQueue& steps) {
+  if (c_.lockstep > 1) {
+    start_group(r / c_.lockstep, now, steps);
+    return;
+  }
+  if (!schedule(r, now)) return;
+  fill_shape(r);
+  const double d = step_time(r, now);
+  replicas_[static_cast<std::size_t>(r)].busy = true;
   ++result_.steps;
   result_.busy_s += d;
-  steps.push({now + d, r, rep.epoch});
+  steps.push({now + d, r, replicas_[static_cast<std::size_t>(r)].epoch});
+}
+
+void Engine::start_group(int g, double now, StepQueue& steps) {
+  const int lo = g * c_.lockstep;
+  const int hi = std::min(static_cast<int>(replicas_.size()), lo + c_.lockstep);
+  for (int m = lo; m < hi; ++m)
+    if (replicas_[static_cast<std::size_t>(m)].busy) return;  // its step is still running
+  bool any = false;
+  int tokens = 0;
+  for (int m = lo; m < hi; ++m) {
+    if (!schedule(m, now)) continue;
+    any = true;
+    for (const auto& sched : replicas_[static_cast<std::size_t>(m)].scheduled) tokens += sched.second;
+  }
+  if (!any) return;
+  double d = 0;
+  for (int m = lo; m < hi; ++m) {
+    if (replicas_[static_cast<std::size_t>(m)].scheduled.empty()) continue;  // a dummy step
+    fill_shape(m);
+    shape_.group_tokens = tokens;
+    d = std::max(d, step_time(m, now));
+    ++result_.steps;
+  }
+  for (int m = lo; m < hi; ++m) replicas_[static_cast<std::size_t>(m)].busy = true;
+  result_.busy_s += d * (hi - lo);
+  steps.push({now + d, lo, kGroupStep});
 }
 
 void Engine::finish(int r, double now) {

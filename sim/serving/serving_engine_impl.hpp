@@ -61,9 +61,11 @@ struct Group {
   int min = 0;
 };
 
-/// A step in flight: (end, replica, the replica's epoch when it began).
+/// A step in flight: (end, replica, the replica's epoch when it began); a lockstep group's step:
+/// (end, its first replica, kGroupStep).
 using StepEvent = std::tuple<double, int, long>;
 using StepQueue = std::priority_queue<StepEvent, std::vector<StepEvent>, std::greater<>>;
+constexpr long kGroupStep = -1;
 /// An outage's start (down) or end, in time order.
 struct OutageEvent {
   double t = 0;
@@ -134,7 +136,20 @@ class Engine {
 
   void sample(Replica& rep, int r, double now);
 
+  /// Schedules replica r's next step into rep.scheduled (running requests, then waiting ones); false
+  /// when it has nothing to run.
+  bool schedule(int r, double now);
+
+  /// shape_ from replica r's scheduled step.
+  void fill_shape(int r);
+
+  /// The duration of replica r's scheduled step (shape_), at its speed.
+  double step_time(int r, double now) const;
+
   void start(int r, double now, StepQueue& steps);
+
+  /// ServingEngineConfig::lockstep: group g's replicas step together when all are free.
+  void start_group(int g, double now, StepQueue& steps);
 
   void finish(int r, double now);
 

@@ -128,6 +128,30 @@ TEST_CASE("serving engine: with prefix caching a preempted request finds its cac
   CHECK(n.requests[1].end_s == doctest::Approx(0.1154 + 0.0133 + 38 * 0.011));
 }
 
+TEST_CASE("serving engine: data-parallel ranks of an MoE model step in lockstep") {
+  const LinearStep m;
+  // Two replicas in one lockstep group; round-robin sends A (100 tokens, 3 outputs) to 0 and B (50
+  // tokens, 3 outputs, at 1 ms) to 1. B waits for the group's first step (A's prefill, 20 ms); then
+  // A's decode (11 ms) steps with B's prefill (15 ms): 15 ms; then both decode (11 ms); then B's last.
+  ServingEngineConfig c = config();
+  c.replicas = 2;
+  c.lockstep = 2;
+  const std::vector<ServingRequest> reqs = {req(0, 100, 3), req(0.001, 50, 3)};
+  const auto r = simulate_serving(reqs, m, c);
+  CHECK(r.requests[0].replica == 0);
+  CHECK(r.requests[1].replica == 1);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(0.020));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(0.035));
+  CHECK(r.requests[0].end_s == doctest::Approx(0.046));
+  CHECK(r.requests[1].end_s == doctest::Approx(0.057));
+  // Independent replicas: B starts at once, each decodes at its own pace.
+  c.lockstep = 1;
+  const auto f = simulate_serving(reqs, m, c);
+  CHECK(f.requests[0].end_s == doctest::Approx(0.020 + 2 * 0.011));
+  CHECK(f.requests[1].first_token_s == doctest::Approx(0.001 + 0.015));
+  CHECK(f.requests[1].end_s == doctest::Approx(0.016 + 2 * 0.011));
+}
+
 TEST_CASE("serving engine: the free block queue reuses the oldest free blocks first") {
   FreeBlockQueue q;
   q.reset(4);
