@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "models/collective/collective_model.hpp"
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/hardware/mig.hpp"
 #include "sim/metrics/recorders.hpp"
@@ -312,6 +313,10 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
 PreparedService prepare_service(const ServiceSpec& spec) {
   PreparedService p;
   ServingStepOptions step_options;
+  // The TP (and DP) ranks' links: NVLink where the GPU has it, else PCIe at the catalog's pcie_gbs
+  // (fabric_for's 24 GB/s, PCIe 4.0 x16, when unknown).
+  const GpuSpec& gpu_of = gpu_spec(spec.gpu);
+  step_options.tp_fabric = fabric_for(gpu_of, 200, 1, 1, gpu_of.pcie_gbs > 0 ? gpu_of.pcie_gbs : 24);
   step_options.data_parallel = spec.data_parallel;
   step_options.expert_parallel = spec.expert_parallel;
   p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel, step_options);
