@@ -25,6 +25,7 @@ struct GpuSpec {
   double idle_w = 0;                 ///< typical idle power, W
   int nvlink_gen = 0;                ///< NVLink generation (0 = none; AMD Infinity Fabric noted as 0)
   double nvlink_gbs = 0;             ///< total NVLink/xGMI bandwidth per GPU, GB/s (both directions summed)
+  double pcie_gbs = 0;               ///< reachable GPU-to-GPU PCIe GB/s, one direction (0 = unknown)
   bool estimated = false;            ///< figures are estimates (no public datasheet)
 };
 

@@ -19,7 +19,8 @@ void add_workstation_gpus(std::vector<GpuSpec>& c) {
                .boost_clock_mhz = 2520,
                .l2_mib = 72,
                .tdp_w = 450,
-               .idle_w = 20});
+               .idle_w = 20,
+               .pcie_gbs = 24});  // PCIe 4.0 x16 (32 GB/s a direction); GeForce has no P2P: via the host
   // RTX PRO 6000 Blackwell Server Edition (GB202): 96 GB GDDR7 at 1597 GB/s, 188 SMs, 128 MB L2, up to
   // 600 W (NVIDIA product brief); FP32 and BF16 peaks are ESTIMATES from 188 SMs at ~2.6 GHz.
   c.push_back({.name = "RTXPRO6000",
@@ -35,6 +36,9 @@ void add_workstation_gpus(std::vector<GpuSpec>& c) {
                .l2_mib = 128,
                .tdp_w = 600,
                .idle_w = 30,
+               // PCIe 5.0 x16 (63 GB/s a direction); P2P writes measured at 53-56 GB/s on 6000 Pro
+               // servers (voipmonitor/rtx6kpro, hardware/pcie-bandwidth.md); NCCL reaches less.
+               .pcie_gbs = 48,
                .estimated = true});
 }
 

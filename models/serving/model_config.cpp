@@ -156,6 +156,13 @@ ServingModelConfig read_model_config(const std::string& path) {
   out.facts.weight_bytes = params * kBytesPerParam;
   out.facts.kv_bytes_per_token = 2.0 * static_cast<double>(layers) * kv * kBytesPerParam;
   out.facts.moe = moe_layers > 0;
+  if (moe_layers > 0) {
+    const double expert_inter =
+        static_cast<double>(c.has("moe_intermediate_size") ? c.positive("moe_intermediate_size")
+                                                           : c.positive("intermediate_size"));
+    out.facts.expert_weight_bytes = static_cast<double>(moe_layers) * static_cast<double>(experts) * 3 * h *
+                                    expert_inter * kBytesPerParam;
+  }
   out.hidden_size = static_cast<int>(hidden);
   out.experts = static_cast<int>(experts);
   if (out.facts.moe) {

@@ -36,6 +36,15 @@
 //   number of distinct experts that T tokens routed uniformly to k of E experts activate
 //   (LLMServingSim routes tokens with its gate and looks up per EP rank). The table is profiled at
 //   TP 1; at TP n > 1 without its own moe.csv the time is divided by n (experts sharded n ways).
+// Data parallelism (*) (ServingStepOptions::data_parallel > 1, an MoE model): the DP ranks' MoE layers
+//   share the experts; G = the new tokens of all the ranks stepping together (BatchShape::group_tokens,
+//   or T x DP). Without expert parallelism every expert is split over the DP x TP GPUs:
+//   moe(G, a(G)) x (the table's TP) / (DP x TP). With it (expert_parallel, vLLM's
+//   enable_expert_parallel; also at DP 1) the E experts are spread whole over ep = DP x TP GPUs: each
+//   has G x k / ep token-expert pairs on average, moe(G / ep, a_local) x (the table's TP),
+//   a_local = E/ep (1 - (1 - k/E)^G) clamped to [min(k, E/ep), E/ep]. At DP > 1 each MoE layer adds
+//   an all-gather and a reduce-scatter of G x hidden x 2 bytes over the DP ranks (vLLM's
+//   allgather_reducescatter all2all backend) on tp_fabric.
 // All-reduce (*): at TP > 1, two per decoder layer (after o_proj and after the MLP/MoE) of
 //   T x hidden x 2 bytes, priced by predict_analytic on ServingStepOptions::tp_fabric.
 //   LLMServingSim leaves them to ASTRA-Sim's network; the TP profiles hold the per-GPU kernels only.
@@ -112,7 +121,20 @@ class ProfiledStepModel final : public ServingStepModel {
     out.dense_s = dense_us * 1e-6;
     out.per_sequence_s = per_sequence_us * 1e-6;
     out.attention_s = layers * attention_batch_us(chunks, batch.decode_kv) * 1e-6;
-    if (tables_.moe) out.moe_s = layers * moe_us(tokens) * 1e-6;
+    const int dp = std::max(1, options_.data_parallel);
+    const double group = batch.group_tokens > 0 ? batch.group_tokens : dp * tokens;
+    if (tables_.moe) out.moe_s = layers * moe_us(tokens, group) * 1e-6;
+    if (tables_.moe && dp > 1) {
+      CollectiveDesc desc;
+      desc.bytes = group * config_.hidden_size * 2.0;  // every DP rank's tokens
+      desc.ranks = dp;
+      desc.nodes = 1;
+      desc.op = Collective::all_gather;
+      double comm = predict_analytic(desc, options_.tp_fabric).seconds;
+      desc.op = Collective::reduce_scatter;
+      comm += predict_analytic(desc, options_.tp_fabric).seconds;
+      out.expert_comm_s = layers * comm;
+    }
     if (tp_ > 1) {
       CollectiveDesc desc;
       desc.op = Collective::all_reduce;
@@ -164,11 +186,26 @@ class ProfiledStepModel final : public ServingStepModel {
     return us;
   }
 
-  double moe_us(double tokens) const {
+  /// One MoE layer for `tokens` of this batch; `group`: the tokens of all DP ranks stepping together.
+  double moe_us(double tokens, double group) const {
     const double experts = config_.experts;
     const double k = config_.experts_per_token;
-    const double active = std::clamp(experts * (1.0 - std::pow(1.0 - k / experts, tokens)), k, experts);
-    const double x[2] = {tokens, active};
+    const double dp = std::max(1, options_.data_parallel);
+    auto activated = [&](double n, double among) {
+      return std::clamp(among * (1.0 - std::pow(1.0 - k / experts, n)), std::min(k, among), among);
+    };
+    if (options_.expert_parallel) {
+      // E / ep whole experts; the group's tokens give it group x k / ep token-expert pairs on average,
+      // the work of group / ep tokens, on the local experts they activate.
+      const double ep = dp * tp_;
+      const double x[2] = {std::max(1.0, group / ep), activated(group, experts / ep)};
+      return (*tables_.moe)(x)*tables_.moe_tp;
+    }
+    if (dp > 1) {  // every expert split over the DP x TP GPUs, all the group's tokens through each
+      const double x[2] = {group, activated(group, experts)};
+      return (*tables_.moe)(x)*tables_.moe_tp / (dp * tp_);
+    }
+    const double x[2] = {tokens, activated(tokens, experts)};
     return (*tables_.moe)(x)*tables_.moe_tp / tp_;
   }
 

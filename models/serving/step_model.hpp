@@ -24,14 +24,18 @@ struct PrefillChunk {
 struct BatchShape {
   std::vector<PrefillChunk> prefills;
   std::vector<int> decode_kv;
+  /// MoE with data_parallel > 1: the new tokens of all the DP ranks stepping together (this batch's
+  /// included), whose MoE layers share the experts; 0: this batch's x data_parallel.
+  int group_tokens = 0;
 };
 
 /// Facts of the model that size memory (from config.json).
 struct ServingModelFacts {
   std::string name;
   int layers = 0;
-  double weight_bytes = 0;        ///< all parameters, whole model (divide by TP per GPU)
-  double kv_bytes_per_token = 0;  ///< K and V of all layers for one token, whole model
+  double weight_bytes = 0;         ///< all parameters, whole model (divide by TP per GPU)
+  double expert_weight_bytes = 0;  ///< the routed experts' share of weight_bytes (MoE), sharded by EP
+  double kv_bytes_per_token = 0;   ///< K and V of all layers for one token, whole model
   bool moe = false;
   std::string profiled_gpu;  ///< the GPU the profiles were measured on (meta.yaml `hardware`), "" if unknown
 };
@@ -42,8 +46,11 @@ struct StepBreakdown {
   double attention_s = 0;     ///< attention kernels, skew-corrected
   double moe_s = 0;           ///< MoE blocks
   double allreduce_s = 0;     ///< tensor-parallel all-reduces (two per decoder layer)
+  double expert_comm_s = 0;   ///< expert parallelism over DP ranks: token all-gather + reduce-scatter
   double per_sequence_s = 0;  ///< lm_head (logits) and sampler
-  double total_s() const { return dense_s + attention_s + moe_s + allreduce_s + per_sequence_s; }
+  double total_s() const {
+    return dense_s + attention_s + moe_s + allreduce_s + expert_comm_s + per_sequence_s;
+  }
 };
 
 struct ServingStepOptions {
@@ -52,6 +59,12 @@ struct ServingStepOptions {
   /// the per-GPU kernels only). Priced by the analytic NCCL model (models/collective); the default
   /// fabric is CommFabric's (150 GB/s NVLink-class); pass fabric_for(gpu) for the real GPU.
   CommFabric tp_fabric{};
+  /// vLLM data_parallel_size: engine cores of one server, each with its own batch (of this model).
+  int data_parallel = 1;
+  /// MoE with data_parallel > 1: the experts are shared by the DP x TP GPUs (split by tensor
+  /// parallelism, or spread whole with expert_parallel, vLLM's enable_expert_parallel); each MoE layer
+  /// all-gathers the DP ranks' tokens (on tp_fabric), runs its experts' part, and reduce-scatters.
+  bool expert_parallel = false;
 };
 
 class ServingStepModel {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <ostream>
 
+#include "models/collective/collective_model.hpp"
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/hardware/mig.hpp"
 #include "sim/metrics/recorders.hpp"
+#include "sim/serving/step_wrappers.hpp"
 #include "workloads/base/csv_quote.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
@@ -55,7 +57,14 @@ const KeyRegistrar kKeys{{
     {"service[]", "kv_link_gbps", K::kFloat, "Gbit/s", "0",
      "disaggregation: per-GPU bandwidth of the prefill-to-decode KV transfer; 0 = from the placement "
      "(intra_node_gbps within a node, the NIC share between nodes; one node outside a cluster run)"},
-    {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per replica (a profiled TP degree)"},
+    {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per engine core (a profiled TP degree)"},
+    {"service[]", "data_parallel", K::kInt, "", "1",
+     "vLLM data_parallel_size: engine cores per replica, tensor_parallel GPUs each, with their own "
+     "scheduler and KV cache; requests go to the least loaded (not with mig, mps, disaggregation or the "
+     "autoscaler)"},
+    {"service[]", "expert_parallel", K::kBool, "", "false",
+     "vLLM enable_expert_parallel (MoE models): experts spread whole over the data_parallel x "
+     "tensor_parallel GPUs, tokens all-gathered and outputs reduce-scattered over the engine cores"},
     {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
     {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
      "vLLM max_num_batched_tokens: tokens per step"},
@@ -66,8 +75,9 @@ const KeyRegistrar kKeys{{
     {"service[]", "kv_cache_gib", K::kFloat, "GiB", "0",
      "KV cache per replica; 0 = GPU memory x utilization - "
      "weights - reserve"},
-    {"service[]", "prefix_caching", K::kBool, "", "false",
-     "reuse cached prompt blocks (the trace's block hashes)"},
+    {"service[]", "prefix_caching", K::kBool, "", "true",
+     "vLLM's automatic prefix caching (its default): cached prompt blocks named by the trace's block "
+     "hashes are reused, and a preempted request finds its own blocks again unless reused meanwhile"},
     {"service[]", "hash_block_tokens", K::kInt, "tokens", "0", "tokens per trace block hash (0: block_size)"},
     {"service[]", "routing", K::kString, "", "round-robin", "round-robin | least-outstanding | prefix-aware"},
     {"service[]", "step_overhead_ms", K::kFloat, "ms", "0",
@@ -81,71 +91,6 @@ const KeyRegistrar kKeys{{
     {"service[]", "slo_ttft_ms", K::kFloat, "ms", "0", "time-to-first-token target (0 = none)"},
     {"service[]", "slo_tpot_ms", K::kFloat, "ms", "0", "time-per-output-token target (0 = none)"},
 }};
-
-/// A MIG instance: `share` of the GPU's compute and memory bandwidth, so every step takes 1/share as
-/// long as on the whole GPU (a 7g instance is the whole GPU).
-class SliceStepModel final : public ServingStepModel {
- public:
-  SliceStepModel(std::unique_ptr<ServingStepModel> whole, double share)
-      : whole_(std::move(whole)), share_(share) {}
-  double step_s(const BatchShape& b) const override { return whole_->step_s(b) / share_; }
-  StepBreakdown breakdown(const BatchShape& b) const override {
-    StepBreakdown out = whole_->breakdown(b);
-    out.dense_s /= share_;
-    out.attention_s /= share_;
-    out.moe_s /= share_;
-    out.allreduce_s /= share_;
-    out.per_sequence_s /= share_;
-    return out;
-  }
-  const ServingModelFacts& model() const override { return whole_->model(); }
-
- private:
-  std::unique_ptr<ServingStepModel> whole_;
-  double share_;
-};
-
-/// A GPU without a profile, timed from the profiled GPU through the catalog (roofline transfer):
-/// a per-token module of T tokens (GEMMs over the weights: about T FLOPs per weight byte) scales by
-/// max(T / peak, 1 / bandwidth) on the target over the same on the profiled GPU, so decode-sized
-/// batches follow memory bandwidth and large prefills follow the BF16 tensor peak; per-sequence
-/// modules (lm_head) the same with T = sequences; attention by the prefill-token share of the batch
-/// (compute) and the decode share (bandwidth: KV reads); TP all-reduces unchanged (the fabric).
-class ExtrapolatedStepModel final : public ServingStepModel {
- public:
-  ExtrapolatedStepModel(std::unique_ptr<ServingStepModel> src, const GpuSpec& from, const GpuSpec& to)
-      : src_(std::move(src)),
-        peak_from_(peak(from)),
-        peak_to_(peak(to)),
-        bw_from_(from.memory_bw_gbs),
-        bw_to_(to.memory_bw_gbs) {}
-  double step_s(const BatchShape& b) const override { return breakdown(b).total_s(); }
-  StepBreakdown breakdown(const BatchShape& b) const override {
-    StepBreakdown out = src_->breakdown(b);
-    double prefill = 0;
-    for (const auto& c : b.prefills) prefill += c.tokens;
-    const auto decodes = static_cast<double>(b.decode_kv.size());
-    const double tokens = prefill + decodes, sequences = static_cast<double>(b.prefills.size()) + decodes;
-    out.dense_s *= roofline(tokens);
-    out.moe_s *= roofline(tokens);
-    out.per_sequence_s *= roofline(sequences);
-    if (tokens > 0)
-      out.attention_s *= (prefill * peak_from_ / peak_to_ + decodes * bw_from_ / bw_to_) / tokens;
-    return out;
-  }
-  const ServingModelFacts& model() const override { return src_->model(); }
-
- private:
-  static double peak(const GpuSpec& g) { return g.bf16_tflops > 0 ? g.bf16_tflops : g.fp16_tflops; }
-  /// Time ratio target / profiled of a GEMM pass over the weights with intensity ~t FLOPs per byte.
-  double roofline(double t) const {
-    const double to = std::max(t / (peak_to_ * 1e12), 1.0 / (bw_to_ * 1e9));
-    const double from = std::max(t / (peak_from_ * 1e12), 1.0 / (bw_from_ * 1e9));
-    return to / from;
-  }
-  std::unique_ptr<ServingStepModel> src_;
-  double peak_from_, peak_to_, bw_from_, bw_to_;
-};
 
 std::string request_format_names() {
   std::string out;
@@ -252,6 +197,12 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   if (!(s.engine.scale_up_queue >= 0) || !(s.engine.model_load_s >= 0))
     throw t.error(s.engine.model_load_s >= 0 ? "scale_up_queue" : "model_load_s", "must be >= 0");
   s.tensor_parallel = positive("tensor_parallel", 1);
+  s.data_parallel = positive("data_parallel", 1);
+  s.expert_parallel = t.flag("expert_parallel", false);
+  if (s.data_parallel > 1) {
+    for (const char* key : {"mig", "mps", "prefill_replicas", "min_replicas"})
+      if (t.has(key)) throw t.error(key, "not with data_parallel > 1");
+  }
   s.mig = t.text("mig", "");
   if (!s.mig.empty()) {
     const std::string canonical = gpu_spec(s.gpu).name;
@@ -275,8 +226,8 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.engine.max_num_batched_tokens = positive("max_num_batched_tokens", 2048);
   s.engine.block_size = positive("block_size", 16);
   s.engine.hash_block_tokens = static_cast<int>(t.integer("hash_block_tokens", 0));
-  s.engine.prefix_caching = t.flag("prefix_caching", false);
-  s.engine.routing = routing_of(t);
+  s.engine.prefix_caching = t.flag("prefix_caching", true);
+  s.engine.routing = s.data_parallel > 1 && !t.has("routing") ? Routing::kLeastOutstanding : routing_of(t);
   s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;
   s.gpu_memory_utilization = t.number("gpu_memory_utilization", 0.9);
   if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1))
@@ -303,7 +254,16 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
 
 PreparedService prepare_service(const ServiceSpec& spec) {
   PreparedService p;
-  p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel);
+  ServingStepOptions step_options;
+  // The TP (and DP) ranks' links: NVLink where the GPU has it, else PCIe at the catalog's pcie_gbs
+  // (fabric_for's 24 GB/s, PCIe 4.0 x16, when unknown).
+  const GpuSpec& gpu_of = gpu_spec(spec.gpu);
+  step_options.tp_fabric = fabric_for(gpu_of, 200, 1, 1, gpu_of.pcie_gbs > 0 ? gpu_of.pcie_gbs : 24);
+  step_options.data_parallel = spec.data_parallel;
+  step_options.expert_parallel = spec.expert_parallel;
+  p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel, step_options);
+  if (spec.expert_parallel && !p.model->model().moe)
+    throw spec.options.error("expert_parallel", "model " + p.model->model().name + " has no experts");
   const GpuSpec& gpu = gpu_spec(spec.gpu);
   p.gpu = gpu.name;
   if (const GpuSpec* from = find_gpu(p.model->model().profiled_gpu);
@@ -329,7 +289,7 @@ PreparedService prepare_service(const ServiceSpec& spec) {
   if (kv_bytes <= 0)
     kv_bytes =
         spec.tensor_parallel * (memory_gib * spec.gpu_memory_utilization - spec.non_kv_reserve_gib) * kGiB -
-        facts.weight_bytes;
+        (facts.weight_bytes - facts.expert_weight_bytes * (1.0 - 1.0 / spec.data_parallel));  // per DP rank
   if (kv_bytes <= 0 || facts.kv_bytes_per_token <= 0)
     throw spec.options.error("tensor_parallel",
                              "model " + facts.name + " (" + fmt(facts.weight_bytes / kGiB, 1) +
@@ -337,6 +297,9 @@ PreparedService prepare_service(const ServiceSpec& spec) {
                                  " x " + gpu.name + " (" + fmt(gpu.memory_gib) +
                                  " GiB) with room for a KV cache");
   p.engine = spec.engine;
+  p.engine.replicas = spec.engine.replicas * spec.data_parallel;  // an engine replica per DP rank
+  // An MoE model's DP ranks share the experts (1/DP of them each) and step together.
+  if (spec.data_parallel > 1 && facts.moe) p.engine.lockstep = spec.data_parallel;
   p.engine.kv_blocks = static_cast<long>(kv_bytes / facts.kv_bytes_per_token) / p.engine.block_size;
   p.engine.kv_bytes_per_token = facts.kv_bytes_per_token;
   p.engine.kv_link = default_kv_link(spec);
@@ -396,8 +359,11 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   auto& j = run.summary;
   j["model"] = facts.name;
   j["gpu"] = p.gpu;
-  j["replicas"] = engine.replicas;
+  const int dp = std::max(1, spec.data_parallel);
+  j["replicas"] = engine.replicas / dp;
   j["tensor_parallel"] = spec.tensor_parallel;
+  j["data_parallel"] = dp;
+  j["expert_parallel"] = spec.expert_parallel;
   j["mig"] = spec.mig;
   j["mps"] = spec.mps_share;
   j["prefill_replicas"] = engine.prefill_replicas;
@@ -424,10 +390,10 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   j["output_tokens_per_s"] = span > 0 ? static_cast<double>(out_tokens) / span : 0.0;
   const bool autoscaled = autoscaled_service(engine);
   j["autoscaled"] = autoscaled;
-  j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas;
+  j["peak_replicas"] = autoscaled ? run.result.peak_replicas : engine.replicas / dp;
   j["gpu_share_per_replica"] = replica_gpu_share(spec);
   j["gpu_hours"] =
-      (autoscaled ? run.result.replica_s : engine.replicas * span) * replica_gpu_share(spec) / 3600;
+      (autoscaled ? run.result.replica_s : engine.replicas * span) * replica_gpu_share(spec) / dp / 3600;
   j["busy_share"] = span > 0 ? run.result.busy_s / (engine.replicas * span) : 0.0;
   j["steps"] = run.result.steps;
   j["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -437,7 +403,7 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
 double replica_gpu_share(const ServiceSpec& spec) {
   if (!spec.mig.empty()) return spec.mig_share;
   if (spec.mps_share > 0) return spec.mps_share;
-  return spec.tensor_parallel;
+  return spec.tensor_parallel * spec.data_parallel;
 }
 
 std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
@@ -452,14 +418,15 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   d.file = at.file();
   d.line = at.line();
   d.load_s = spec.engine.model_load_s;
-  return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas), d);
+  // One demand per engine core (DP rank): the engine's replica index is the demand's.
+  return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas * spec.data_parallel), d);
 }
 
 double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power) {
   const GpuSpec& gpu = gpu_spec(spec.gpu);
   const double busy_w = std::max(gpu.idle_w, power.busy_fraction * gpu.tdp_w);
   const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
-  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec);
+  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec) / spec.data_parallel;  // per rank
   return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
 }
 

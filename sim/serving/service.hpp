@@ -22,8 +22,10 @@ struct ServiceSpec {
   std::string profiles;  ///< per-layer profile folder (<dtype>/ with meta.yaml and tp<N>/)
   std::string gpu;       ///< catalog GPU name (memory for the KV cache)
   int tensor_parallel = 1;
-  std::string mig;       ///< MIG instance per replica ("3g.40gb"); empty: whole GPUs
-  double mig_share = 1;  ///< its share of the GPU's compute (and of the cluster GPU it holds)
+  int data_parallel = 1;         ///< engine cores per replica (vLLM data_parallel_size), TP GPUs each
+  bool expert_parallel = false;  ///< MoE experts spread over data_parallel x TP GPUs
+  std::string mig;               ///< MIG instance per replica ("3g.40gb"); empty: whole GPUs
+  double mig_share = 1;          ///< its share of the GPU's compute (and of the cluster GPU it holds)
   double mig_memory_gib = 0;
   double mps_share = 0;     ///< MPS share of one GPU per replica; 0: no MPS
   double kv_link_gbps = 0;  ///< disaggregation: per-GPU KV link, Gbit/s; 0: from the placement
@@ -38,8 +40,8 @@ struct ServiceSpec {
   Options options;              ///< the table, for messages (file, line, key)
 };
 
-/// GPUs one replica counts for in GPU-hours: tensor_parallel whole GPUs; a MIG instance its profile's
-/// compute share, compute slices / the GPU's slices (3g.40gb on an A100 = 3/7: the slices partition
+/// GPUs one replica counts for in GPU-hours: tensor_parallel x data_parallel whole GPUs; a MIG instance its
+/// profile's compute share, compute slices / the GPU's slices (3g.40gb on an A100 = 3/7: the slices partition
 /// the GPU's SMs, so the instances that fill a GPU sum to 1, which their memory shares need not, e.g.
 /// 3g.40gb + 4g.40gb); an MPS share its share.
 double replica_gpu_share(const ServiceSpec& spec);

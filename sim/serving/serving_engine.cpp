@@ -103,6 +103,12 @@ ServingResult Engine::run() {
       const auto [t, r, epoch] = steps.top();
       steps.pop();
       now = t;
+      if (epoch == kGroupStep) {
+        const int hi = std::min(static_cast<int>(replicas_.size()), r + c_.lockstep);
+        for (int m = r; m < hi; ++m) finish(m, now);
+        start_group(r / c_.lockstep, now, steps);
+        continue;
+      }
       if (epoch != replicas_[static_cast<std::size_t>(r)].epoch) continue;  // lost in an outage
       finish(r, now);
       start(r, now, steps);
@@ -222,8 +228,29 @@ void Engine::arrive(int req, int r) {
   replicas_[static_cast<std::size_t>(r)].waiting.push_back(req);
 }
 
-void Engine::preempt(Replica& rep, int victim) {
+FreeBlockQueue& Engine::pool(Replica& rep) {
+  if (rep.pool_epoch != rep.epoch) {
+    rep.pool.reset(rep.free_blocks);
+    rep.pool_epoch = rep.epoch;
+  }
+  return rep.pool;
+}
+
+void Engine::allocate(Replica& rep, int id, long n) {
+  if (n <= 0) return;
+  pool(rep).take(n);
+  rep.free_blocks -= n;
+  seqs_[static_cast<std::size_t>(id)].blocks += n;
+}
+
+void Engine::preempt(Replica& rep, int r, int victim) {
   Seq& v = seqs_[static_cast<std::size_t>(victim)];
+  // Its full blocks stay cached in the free queue (prefix caching): found again when re-admitted,
+  // unless reused meanwhile.
+  const long keep = c_.prefix_caching ? std::min(v.blocks, static_cast<long>(v.computed / c_.block_size)) : 0;
+  v.cache_ticket = pool(rep).release(v.blocks - keep, keep);
+  v.cache_replica = r;
+  v.cache_epoch = rep.epoch;
   rep.free_blocks += v.blocks;
   v.blocks = 0;
   v.computed = 0;
@@ -240,7 +267,40 @@ void Engine::sample(Replica& rep, int r, double now) {
   rep.next_sample = (std::floor(now / c_.sample_every_s) + 1) * c_.sample_every_s;
 }
 
-void Engine::start(int r, double now, StepQueue& steps) {
+bool Engine::admit(Replica& rep, int r, int id, int& budget) {
+  Seq& s = seqs_[static_cast<std::size_t>(id)];
+  const int tokens = s.prompt + s.generated;
+  // The whole known sequence must fit the free blocks (a request's own cached blocks among them).
+  if (blocks_for(tokens) - s.blocks > rep.free_blocks) return false;
+  long own = 0;  // its leading blocks still cached since its preemption here
+  int cached = 0;
+  if (c_.prefix_caching && s.computed == 0) {
+    if (s.cache_ticket >= 0 && s.cache_replica == r && s.cache_epoch == rep.epoch)
+      own = std::min(pool(rep).cached(s.cache_ticket), static_cast<long>((tokens - 1) / c_.block_size));
+    cached = static_cast<int>(own) * c_.block_size;
+    if (s.generated == 0) {
+      const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
+      const auto hits = rep.cache.match(reqs_[static_cast<std::size_t>(id)].block_hashes);
+      cached = std::max(cached, std::min(static_cast<int>(hits) * hash_tokens, s.prompt - 1));
+    }
+  }
+  if (s.cache_ticket >= 0 && s.cache_replica == r && s.cache_epoch == rep.epoch) {
+    pool(rep).claim(s.cache_ticket, own);
+    rep.free_blocks -= own;
+    s.blocks += own;
+  }
+  s.cache_ticket = -1;
+  const int n = std::min(tokens - s.computed - cached, budget);
+  s.computed += cached;
+  result_.requests[static_cast<std::size_t>(id)].cached_tokens += cached;
+  allocate(rep, id, blocks_for(s.computed + n) - s.blocks);
+  rep.running.push_back(id);
+  rep.scheduled.emplace_back(id, n);
+  budget -= n;
+  return true;
+}
+
+bool Engine::schedule(int r, double now) {
   Replica& rep = replicas_[static_cast<std::size_t>(r)];
   rep.busy = false;
   rep.scheduled.clear();
@@ -256,7 +316,7 @@ void Engine::start(int r, double now, StepQueue& steps) {
     bool self_preempted = false;
     while (need > rep.free_blocks) {
       const int victim = rep.running.back();
-      preempt(rep, victim);
+      preempt(rep, r, victim);
       preempted = true;
       if (victim == id) {
         self_preempted = true;
@@ -264,8 +324,7 @@ void Engine::start(int r, double now, StepQueue& steps) {
       }
     }
     if (self_preempted) break;
-    rep.free_blocks -= need;
-    s.blocks += need;
+    allocate(rep, id, need);
     rep.scheduled.emplace_back(id, n);
     budget -= n;
     ++i;
@@ -273,46 +332,72 @@ void Engine::start(int r, double now, StepQueue& steps) {
   // Then waiting requests, first come first served, unless this step preempted.
   while (!preempted && budget > 0 && !rep.waiting.empty() &&
          static_cast<int>(rep.running.size()) < c_.max_num_seqs) {
-    const int id = rep.waiting.front();
-    Seq& s = seqs_[static_cast<std::size_t>(id)];
-    int cached = 0;
-    if (c_.prefix_caching && s.computed == 0 && s.generated == 0) {
-      const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
-      const auto hits = rep.cache.match(reqs_[static_cast<std::size_t>(id)].block_hashes);
-      cached = std::min(static_cast<int>(hits) * hash_tokens, s.prompt - 1);
-    }
-    const int n = std::min(s.prompt + s.generated - s.computed - cached, budget);
-    const long need = blocks_for(s.computed + cached + n) - s.blocks;
-    if (need > rep.free_blocks) break;
+    if (!admit(rep, r, rep.waiting.front(), budget)) break;
     rep.waiting.pop_front();
-    s.computed += cached;
-    result_.requests[static_cast<std::size_t>(id)].cached_tokens += cached;
-    rep.free_blocks -= need;
-    s.blocks += need;
-    rep.running.push_back(id);
-    rep.scheduled.emplace_back(id, n);
-    budget -= n;
   }
-  if (rep.scheduled.empty()) return;
+  return !rep.scheduled.empty();
+}
+
+void Engine::fill_shape(int r) {
   BatchShape& shape = shape_;  // reused: no allocation per step
   shape.prefills.clear();
   shape.decode_kv.clear();
-  for (const auto& [id, n] : rep.scheduled) {
+  shape.group_tokens = 0;
+  for (const auto& [id, n] : replicas_[static_cast<std::size_t>(r)].scheduled) {
     const Seq& s = seqs_[static_cast<std::size_t>(id)];
     if (s.generated > 0 && n == 1 && s.computed == s.prompt + s.generated - 1)
       shape.decode_kv.push_back(s.computed);
     else
       shape.prefills.push_back({n, s.computed});
   }
+}
+
+double Engine::step_time(int r, double now) const {
   const double speed =
       (c_.replica_speed.empty() ? 1.0
                                 : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()]) *
       speed_factor(r, now);
-  const double d = model_.step_s(shape) / speed + c_.step_overhead_s;
-  rep.busy = true;
+  return model_.step_s(shape_) / speed + c_.step_overhead_s;
+}
+
+void Engine::start(int r, double now, StepQueue& steps) {
+  if (c_.lockstep > 1) {
+    start_group(r / c_.lockstep, now, steps);
+    return;
+  }
+  if (!schedule(r, now)) return;
+  fill_shape(r);
+  const double d = step_time(r, now);
+  replicas_[static_cast<std::size_t>(r)].busy = true;
   ++result_.steps;
   result_.busy_s += d;
-  steps.push({now + d, r, rep.epoch});
+  steps.push({now + d, r, replicas_[static_cast<std::size_t>(r)].epoch});
+}
+
+void Engine::start_group(int g, double now, StepQueue& steps) {
+  const int lo = g * c_.lockstep;
+  const int hi = std::min(static_cast<int>(replicas_.size()), lo + c_.lockstep);
+  for (int m = lo; m < hi; ++m)
+    if (replicas_[static_cast<std::size_t>(m)].busy) return;  // its step is still running
+  bool any = false;
+  int tokens = 0;
+  for (int m = lo; m < hi; ++m) {
+    if (!schedule(m, now)) continue;
+    any = true;
+    for (const auto& sched : replicas_[static_cast<std::size_t>(m)].scheduled) tokens += sched.second;
+  }
+  if (!any) return;
+  double d = 0;
+  for (int m = lo; m < hi; ++m) {
+    if (replicas_[static_cast<std::size_t>(m)].scheduled.empty()) continue;  // a dummy step
+    fill_shape(m);
+    shape_.group_tokens = tokens;
+    d = std::max(d, step_time(m, now));
+    ++result_.steps;
+  }
+  for (int m = lo; m < hi; ++m) replicas_[static_cast<std::size_t>(m)].busy = true;
+  result_.busy_s += d * (hi - lo);
+  steps.push({now + d, lo, kGroupStep});
 }
 
 void Engine::finish(int r, double now) {
@@ -341,6 +426,7 @@ void Engine::finish(int r, double now) {
   for (int id : leaving) hand_off(rep, r, id, now);
   for (int id : done) {
     Seq& s = seqs_[static_cast<std::size_t>(id)];
+    pool(rep).release(s.blocks, 0);
     rep.free_blocks += s.blocks;
     s.blocks = 0;
     rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));

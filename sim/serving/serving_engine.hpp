@@ -58,6 +58,11 @@ struct ServingEngineConfig {
   bool prefix_caching = false;  ///< reuse cached prompt blocks named by the requests' block hashes
   int hash_block_tokens = 0;    ///< tokens per trace block hash (0: block_size)
   double step_overhead_s = 0;   ///< CPU time per engine step on top of the GPU time
+  /// Replicas step in lockstep in consecutive groups of this many (the data-parallel ranks of an MoE
+  /// model, whose MoE layers share the experts; vLLM runs an idle rank's step on a dummy batch): a
+  /// group's step starts when all its replicas are free and lasts as long as its longest replica's
+  /// step, each timed with BatchShape::group_tokens = the group's new tokens. 1: independent.
+  int lockstep = 1;
   Routing routing = Routing::kRoundRobin;
   double sample_every_s = 1;  ///< period of the queue/KV time series
   /// Autoscaler (off when min_replicas is 0 or >= replicas): min_replicas run from the start; every

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/serving/free_block_queue.hpp"
 #include "sim/serving/prefix_cache.hpp"
 #include "sim/serving/serving_engine.hpp"
 
@@ -27,6 +28,10 @@ struct Seq {
   long xfer_epoch = 0;   ///< that replica's epoch when the transfer began
   double xfer_end = 0;   ///< when its transfer in flight lands
   bool parked = false;   ///< its KV waits on the prefill replica for a decode replica to be ready
+  /// Preempted with prefix caching: its cached blocks in that replica's free queue, in that epoch.
+  long cache_ticket = -1;
+  int cache_replica = -1;
+  long cache_epoch = 0;
 };
 
 enum class Power { kOff, kLoading, kReady };
@@ -38,6 +43,8 @@ struct Replica {
   std::deque<int> waiting;
   std::vector<int> running;  ///< admission order (the last is preempted first)
   long free_blocks = 0;
+  FreeBlockQueue pool;   ///< the order free blocks are reused in (free_blocks of them)
+  long pool_epoch = -1;  ///< the epoch `pool` was last reset for
   bool busy = false;
   std::vector<std::pair<int, int>> scheduled;  ///< (request, tokens) of the step in flight
   double next_sample = 0;
@@ -56,9 +63,11 @@ struct Group {
   int min = 0;
 };
 
-/// A step in flight: (end, replica, the replica's epoch when it began).
+/// A step in flight: (end, replica, the replica's epoch when it began); a lockstep group's step:
+/// (end, its first replica, kGroupStep).
 using StepEvent = std::tuple<double, int, long>;
 using StepQueue = std::priority_queue<StepEvent, std::vector<StepEvent>, std::greater<>>;
+constexpr long kGroupStep = -1;
 /// An outage's start (down) or end, in time order.
 struct OutageEvent {
   double t = 0;
@@ -118,11 +127,34 @@ class Engine {
 
   void arrive(int req, int r);
 
-  void preempt(Replica& rep, int victim);
+  /// The replica's free queue, reset to free_blocks anonymous blocks after an outage.
+  FreeBlockQueue& pool(Replica& rep);
+
+  /// Request `id` gets `n` more blocks from the front of the replica's free queue.
+  void allocate(Replica& rep, int id, long n);
+
+  /// Admits waiting request `id` if the KV cache holds its whole known sequence (vLLM's
+  /// scheduler_reserve_full_isl); schedules its first chunk within `budget`. False: not admitted.
+  bool admit(Replica& rep, int r, int id, int& budget);
+
+  void preempt(Replica& rep, int r, int victim);
 
   void sample(Replica& rep, int r, double now);
 
+  /// Schedules replica r's next step into rep.scheduled (running requests, then waiting ones); false
+  /// when it has nothing to run.
+  bool schedule(int r, double now);
+
+  /// shape_ from replica r's scheduled step.
+  void fill_shape(int r);
+
+  /// The duration of replica r's scheduled step (shape_), at its speed.
+  double step_time(int r, double now) const;
+
   void start(int r, double now, StepQueue& steps);
+
+  /// ServingEngineConfig::lockstep: group g's replicas step together when all are free.
+  void start_group(int g, double now, StepQueue& steps);
 
   void finish(int r, double now);
 

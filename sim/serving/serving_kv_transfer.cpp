@@ -130,6 +130,7 @@ void Engine::land(int id, double now, StepQueue& steps) {
   Seq& s = seqs_[static_cast<std::size_t>(id)];
   const int from = s.xfer_from;
   Replica& src = replicas_[static_cast<std::size_t>(from)];
+  pool(src).release(s.xfer_blocks, 0);  // a transfer from a replica that failed was cancelled
   src.free_blocks += s.xfer_blocks;
   --src.outgoing;
   if (!src.busy && !src.failed) start(from, now, steps);

@@ -81,9 +81,10 @@ SizingResult size_service(const ServiceSpec& spec, double target, const std::vec
           tpot.push_back((o.end_s - o.first_token_s) / (reqs[i].output_tokens - 1));
       }
       const double a = slo_attainment(spec, reqs, res);
-      const double gpus = n * (!spec.mig.empty()    ? spec.mig_share
-                               : spec.mps_share > 0 ? spec.mps_share
-                                                    : static_cast<double>(spec.tensor_parallel));
+      const double gpus =
+          n * (!spec.mig.empty()    ? spec.mig_share
+               : spec.mps_share > 0 ? spec.mps_share
+                                    : static_cast<double>(spec.tensor_parallel) * spec.data_parallel);
       points[n] = {load, n, gpus, a, percentile(ttft, 99), percentile(tpot, 99)};
       return a;
     };

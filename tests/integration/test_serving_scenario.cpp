@@ -10,6 +10,8 @@
 #include <vector>
 
 #include <simdjson.h>
+#include "models/collective/collective_model.hpp"
+#include "models/hardware/gpu_catalog.hpp"
 #include "models/serving/step_model.hpp"
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
@@ -116,6 +118,90 @@ TEST_CASE("serving scenario: bad input names file, line and key, and writes noth
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("serving scenario: TP 2 on a GPU without NVLink prices its all-reduces on PCIe") {
+  const auto dir = test::temp_dir("serve-tp2");
+  test::write_file(dir / "r.jsonl", "{\"input_toks\": 24, \"output_toks\": 1, \"arrival_time_ns\": 0}\n");
+  const std::string toml =
+      "[cluster]\n[[cluster.pool]]\nnodes = 1\ngpus_per_node = 2\ngpu = \"A10\"\n[[service]]\nname = "
+      "\"moe\"\nmodel = \"" +
+      kData + "/tiny-moe-config.json\"\nprofiles = \"" + kData +
+      "/tiny-moe/bf16\"\ngpu = \"A10\"\nkv_cache_gib = 0.001\ntensor_parallel = 2\n"
+      "[service.requests]\nformat = \"llmservingsim\"\npath = \"" +
+      (dir / "r.jsonl").string() + "\"\n[output]\ndir = \"out\"\n";
+  RunOptions opt;
+  opt.quiet = true;
+  const auto summary =
+      run_scenario(parse_scenario(toml, (dir / "s.toml").string(), dir.string()), opt).summary;
+  // The A10 has no NVLink: PCIe at fabric_for's 24 GB/s (the catalog gives the A10 no pcie_gbs).
+  ServingStepOptions pcie;
+  pcie.tp_fabric = fabric_for(gpu_spec("A10"), 200, 1, 1, 24);
+  const auto m = ServingStepModel::load(kData + "/tiny-moe/bf16", kData + "/tiny-moe-config.json", 2, pcie);
+  const BatchShape prefill{{{24, 0}}, {}};
+  CHECK(summary["services"]["moe"]["ttft_mean_s"].get<double>() == doctest::Approx(m->step_s(prefill)));
+  const auto nvlink = ServingStepModel::load(kData + "/tiny-moe/bf16", kData + "/tiny-moe-config.json", 2);
+  CHECK(nvlink->breakdown(prefill).allreduce_s < m->breakdown(prefill).allreduce_s);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "serving scenario: data_parallel ranks hold tensor_parallel GPUs each, an MoE model's step together") {
+  const auto dir = test::temp_dir("serve-dp");
+  test::write_file(dir / "r.jsonl",
+                   "{\"input_toks\": 24, \"output_toks\": 3, \"arrival_time_ns\": 0}\n"
+                   "{\"input_toks\": 9, \"output_toks\": 2, \"arrival_time_ns\": 1000}\n"
+                   "{\"input_toks\": 16, \"output_toks\": 4, \"arrival_time_ns\": 2000}\n");
+  auto toml = [&](int gpus, const std::string& model, const std::string& extra) {
+    return "[cluster]\n[[cluster.pool]]\nnodes = 1\ngpus_per_node = " + std::to_string(gpus) +
+           "\ngpu = \"A10\"\n[[service]]\nname = \"moe\"\nmodel = \"" + kData + "/" + model +
+           "-config.json\"\nprofiles = \"" + kData + "/" + model +
+           "/bf16\"\ngpu = \"A10\"\nkv_cache_gib = 0.001\ndata_parallel = 2\n" + extra +
+           "[service.requests]\nformat = \"llmservingsim\"\npath = \"" + (dir / "r.jsonl").string() +
+           "\"\n[output]\ndir = \"out\"\n";
+  };
+  RunOptions opt;
+  opt.quiet = true;
+  const Scenario sc = parse_scenario(toml(2, "tiny-moe", "expert_parallel = true\n"),
+                                     (dir / "s.toml").string(), dir.string());
+  const auto summary = run_scenario(sc, opt).summary;
+  const auto& s = summary["services"]["moe"];
+  CHECK(s["replicas"] == 1);
+  CHECK(s["data_parallel"] == 2);
+  CHECK(s["expert_parallel"] == true);
+  CHECK(s["completed"] == 3);
+  CHECK(s["gpu_share_per_replica"].get<double>() == doctest::Approx(2));
+  // Least loaded: the first request to rank 0, the second to the idle rank 1, the third to rank 0.
+  const auto rows = read_csv_rows(dir / "out" / "requests.csv");
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[1][10] == "0");
+  CHECK(rows[2][10] == "1");
+  CHECK(rows[3][10] == "0");
+  // In lockstep the two ranks' first tokens come at step ends of one clock: the second request's
+  // prefill starts only when the first's ends.
+  CHECK(std::stod(rows[2][3]) > std::stod(rows[1][3]));
+  // GPU-hours: 2 GPUs from the first arrival (0) to the last end.
+  double last = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) last = std::max(last, std::stod(rows[i][4]));
+  CHECK(s["gpu_hours"].get<double>() == doctest::Approx(2 * last / 3600).epsilon(1e-6));
+  auto error_of = [&](const std::string& text) -> std::string {
+    try {
+      run_scenario(parse_scenario(text, (dir / "s.toml").string(), dir.string()), opt);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto has = [](const std::string& m, const std::string& part) { return m.find(part) != std::string::npos; };
+  std::string m = error_of(toml(2, "tiny", "expert_parallel = true\n"));
+  CHECK(has(m, "expert_parallel"));
+  CHECK(has(m, "no experts"));
+  m = error_of(toml(2, "tiny-moe", "mps = 0.5\n"));
+  CHECK(has(m, "mps"));
+  CHECK(has(m, "data_parallel"));
+  m = error_of(toml(1, "tiny-moe", ""));  // 2 ranks x 1 GPU on a 1-GPU cluster
+  CHECK(has(m, "does not fit"));
+  std::filesystem::remove_all(dir);
+}
+
 namespace {
 
 struct Stats {
@@ -185,16 +271,27 @@ TEST_CASE("serving accuracy: Llama-3.1-8B on RTX PRO 6000, TTFT, TPOT and E2E me
   CHECK(s.e2e_p99 == doctest::Approx(m.e2e_p99).epsilon(0.05));
 }
 
-TEST_CASE("serving accuracy: Llama-3.1-8B on RTX 4090 (KV-bound), the present gap as a regression guard") {
-  // Not yet within 5% (README "LLM serving": TTFT +7%, TPOT +10%, E2E +7% on the mean): bounds that
-  // hold today's figures, to catch a regression.
+TEST_CASE(
+    "serving accuracy: Llama-3.1-8B on RTX 4090 (KV-bound), TTFT, TPOT and E2E mean and p99 within 5%") {
+  // KV-bound: ~40 requests run, ~200 wait most of the run. Within 5% because the engine admits a
+  // waiting request only when its whole prompt fits (vLLM 0.19's scheduler_reserve_full_isl) and a
+  // preempted request finds its cached blocks again (prefix caching, on in the run): without either,
+  // TTFT was +6.6% / +12% (p99) and TPOT +10%.
   const std::string run = "serving/llmservingsim/runs/RTX4090-Llama-3.1-8B/requests.jsonl";
   test::require_shared(run);
   const Stats m = measured(test::shared_path(run));
-  const Stats s = simulated("RTX4090");
-  CHECK(s.tpot_mean == doctest::Approx(m.tpot_mean).epsilon(0.12));
-  CHECK(s.e2e_mean == doctest::Approx(m.e2e_mean).epsilon(0.09));
-  CHECK(s.ttft_mean == doctest::Approx(m.ttft_mean).epsilon(0.09));
+  auto within = [&](const Stats& s) {
+    CHECK(s.ttft_mean == doctest::Approx(m.ttft_mean).epsilon(0.05));
+    CHECK(s.ttft_p99 == doctest::Approx(m.ttft_p99).epsilon(0.05));
+    CHECK(s.tpot_mean == doctest::Approx(m.tpot_mean).epsilon(0.05));
+    CHECK(s.tpot_p99 == doctest::Approx(m.tpot_p99).epsilon(0.05));
+    CHECK(s.e2e_mean == doctest::Approx(m.e2e_mean).epsilon(0.05));
+    CHECK(s.e2e_p99 == doctest::Approx(m.e2e_p99).epsilon(0.05));
+  };
+  within(simulated("RTX4090"));
+  // Not tuned to fleetsim's KV estimate (2,632 blocks): with vLLM's own count from the run's meta.json
+  // (2,588 blocks of 16 tokens x 128 KiB = 5.0546875 GiB) it holds too.
+  within(simulated("RTX4090", {"service.0.kv_cache_gib=5.0546875"}));
 }
 
 TEST_CASE(

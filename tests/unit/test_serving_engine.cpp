@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "sim/serving/free_block_queue.hpp"
 #include "sim/serving/serving_engine.hpp"
 #include "tests/linear_step.hpp"
 
@@ -85,6 +86,89 @@ TEST_CASE("serving engine: a full KV cache preempts the latest request, which re
   const auto big = simulate_serving({req(0, 100, 10)}, m, config(5));
   CHECK(big.requests[0].first_token_s < 0);
   CHECK(big.requests[0].end_s < 0);
+}
+
+TEST_CASE("serving engine: a waiting request is admitted only when its whole prompt fits the free KV") {
+  const LinearStep m;
+  ServingEngineConfig c = config(9);
+  c.max_num_batched_tokens = 64;
+  // vLLM's scheduler_reserve_full_isl. A (96 tokens = 6 blocks, 3 outputs) prefills in chunks of 64
+  // (4 blocks, 16.4 ms) and 32 (2 blocks, 13.2 ms): 3 blocks stay free. B (64 tokens = 4 blocks)
+  // arrives meanwhile; its 32-token chunk would fit those 3 blocks, its prompt does not: it waits
+  // while A decodes (11 ms each; A's 97th token takes a 7th block) and starts when A ends.
+  const auto r = simulate_serving({req(0, 96, 3), req(0.001, 64, 1)}, m, c);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(0.0164 + 0.0132));
+  CHECK(r.requests[0].end_s == doctest::Approx(0.0296 + 2 * 0.011));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(0.0516 + 0.0164));
+  CHECK(r.requests[1].preemptions == 0);
+  CHECK(r.steps == 5);
+}
+
+TEST_CASE("serving engine: with prefix caching a preempted request finds its cached blocks again") {
+  const LinearStep m;
+  // 5 blocks. A (32 tokens, 10 outputs) prefills (13.2 ms); then A decodes (its 33rd token takes a
+  // 3rd block) while B (32 tokens, 40 outputs) prefills into the last 2 blocks (14.2 ms, B's first
+  // token at 27.4 ms). B's 33rd token finds no free block: B, the latest admitted, is preempted; its
+  // 2 full blocks go to the free queue, still cached. A decodes alone (8 x 11 ms, no new block) and
+  // ends at 115.4 ms; B's 33 tokens need 3 blocks: it is re-admitted then, finds its 2 blocks (32
+  // tokens) and computes one token (a decode step, 11 ms), then 38 more decodes.
+  const std::vector<ServingRequest> reqs = {req(0, 32, 10), req(0, 32, 40)};
+  ServingEngineConfig c = config(5);
+  c.prefix_caching = true;
+  const auto r = simulate_serving(reqs, m, c);
+  CHECK(r.requests[0].end_s == doctest::Approx(0.0274 + 8 * 0.011));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(0.0274));
+  CHECK(r.requests[1].preemptions == 1);
+  CHECK(r.requests[1].cached_tokens == 32);
+  CHECK(r.requests[1].end_s == doctest::Approx(0.1154 + 0.011 + 38 * 0.011));
+  // Without prefix caching it recomputes all 33 tokens (13.3 ms).
+  c.prefix_caching = false;
+  const auto n = simulate_serving(reqs, m, c);
+  CHECK(n.requests[1].cached_tokens == 0);
+  CHECK(n.requests[1].end_s == doctest::Approx(0.1154 + 0.0133 + 38 * 0.011));
+}
+
+TEST_CASE("serving engine: data-parallel ranks of an MoE model step in lockstep") {
+  const LinearStep m;
+  // Two replicas in one lockstep group; round-robin sends A (100 tokens, 3 outputs) to 0 and B (50
+  // tokens, 3 outputs, at 1 ms) to 1. B waits for the group's first step (A's prefill, 20 ms); then
+  // A's decode (11 ms) steps with B's prefill (15 ms): 15 ms; then both decode (11 ms); then B's last.
+  ServingEngineConfig c = config();
+  c.replicas = 2;
+  c.lockstep = 2;
+  const std::vector<ServingRequest> reqs = {req(0, 100, 3), req(0.001, 50, 3)};
+  const auto r = simulate_serving(reqs, m, c);
+  CHECK(r.requests[0].replica == 0);
+  CHECK(r.requests[1].replica == 1);
+  CHECK(r.requests[0].first_token_s == doctest::Approx(0.020));
+  CHECK(r.requests[1].first_token_s == doctest::Approx(0.035));
+  CHECK(r.requests[0].end_s == doctest::Approx(0.046));
+  CHECK(r.requests[1].end_s == doctest::Approx(0.057));
+  // Independent replicas: B starts at once, each decodes at its own pace.
+  c.lockstep = 1;
+  const auto f = simulate_serving(reqs, m, c);
+  CHECK(f.requests[0].end_s == doctest::Approx(0.020 + 2 * 0.011));
+  CHECK(f.requests[1].first_token_s == doctest::Approx(0.001 + 0.015));
+  CHECK(f.requests[1].end_s == doctest::Approx(0.016 + 2 * 0.011));
+}
+
+TEST_CASE("serving engine: the free block queue reuses the oldest free blocks first") {
+  FreeBlockQueue q;
+  q.reset(4);
+  q.take(1);
+  const long t = q.release(1, 2);  // 1 block gone for good, then 2 cached ones behind the 4 free
+  CHECK(q.free() == 6);
+  q.take(4);
+  CHECK(q.cached(t) == 2);
+  q.take(1);  // the run's tail block is reused
+  CHECK(q.cached(t) == 1);
+  q.release(3, 0);
+  q.claim(t, 1);  // its owner takes its leading block back
+  CHECK(q.free() == 3);
+  CHECK(q.cached(t) == 0);
+  q.take(3);
+  CHECK(q.free() == 0);
+  CHECK(q.release(0, 0) == -1);
 }
 
 TEST_CASE("serving engine: routing - round-robin, least-outstanding and prefix-aware") {

@@ -121,6 +121,52 @@ TEST_CASE("serving step: tiny MoE model, TP 1 and TP 2") {
   CHECK(b2.allreduce_s == doctest::Approx(2 * 2 * one));
 }
 
+TEST_CASE("serving step: tiny MoE model, data parallel and expert parallel") {
+  // tiny-moe: 2 layers, hidden 8, E = 4 experts, k = 2; its moe.csv is 1 + tokens + experts (us).
+  const std::string profile = kData + "tiny-moe/bf16";
+  const std::string config = kData + "tiny-moe-config.json";
+  ServingStepOptions opt;
+  opt.tp_fabric.intra_gbs = 50;
+  opt.data_parallel = 2;
+  opt.expert_parallel = true;
+  const auto ep = ServingStepModel::load(profile, config, 1, opt);
+  // Experts: 2 layers x 4 x 3 x hidden 8 x intermediate 4 x 2 bytes.
+  CHECK(ep->model().expert_weight_bytes == doctest::Approx(2 * 4 * 3 * 8 * 4 * 2));
+  // 3 decodes per rank, the other rank's taken alike: G = 6 tokens. Each GPU holds 2 experts, which
+  // 6 tokens activate 2 (1 - (1/2)^6) -> 2 of; 6 x 2 / 2 pairs = the work of 3 tokens: moe(3, 2) = 6.
+  const auto b = ep->breakdown(decodes({16, 16, 16}));
+  CHECK(b.moe_s == doctest::Approx(2 * 6e-6));
+  CollectiveDesc ag;
+  ag.op = Collective::all_gather;
+  ag.bytes = 6 * 8 * 2;
+  ag.ranks = 2;
+  CollectiveDesc rs = ag;
+  rs.op = Collective::reduce_scatter;
+  const double comm =
+      predict_analytic(ag, opt.tp_fabric).seconds + predict_analytic(rs, opt.tp_fabric).seconds;
+  CHECK(comm > 0);
+  CHECK(b.expert_comm_s == doctest::Approx(2 * comm));
+  CHECK(b.allreduce_s == 0);
+  // The group's real tokens (a lockstep step): 10 -> the work of 5 tokens, moe(5, 2) = 8.
+  BatchShape grouped = decodes({16, 16, 16});
+  grouped.group_tokens = 10;
+  CHECK(ep->breakdown(grouped).moe_s == doctest::Approx(2 * 8e-6));
+  // DP 2 without expert parallelism: every expert split over the 2 GPUs, all 6 tokens through each:
+  // moe(6, 4 (1 - (1/2)^6) = 3.9375) / 2.
+  opt.expert_parallel = false;
+  const auto dp = ServingStepModel::load(profile, config, 1, opt);
+  CHECK(dp->breakdown(decodes({16, 16, 16})).moe_s == doctest::Approx(2 * (1 + 6 + 3.9375) / 2 * 1e-6));
+  // TP 2 with expert parallelism (DP 1): 2 experts per GPU, 3 tokens -> 1.5 tokens' work on 2 experts
+  // (the fewest a token activates): moe(1.5, 2) = 4.5; no expert all-gather, the TP all-reduces stay.
+  opt.data_parallel = 1;
+  opt.expert_parallel = true;
+  const auto tp = ServingStepModel::load(profile, config, 2, opt);
+  const auto t = tp->breakdown(decodes({16, 16, 16}));
+  CHECK(t.moe_s == doctest::Approx(2 * 4.5e-6));
+  CHECK(t.expert_comm_s == 0);
+  CHECK(t.allreduce_s > 0);
+}
+
 TEST_CASE("serving step: bad input names the file, line and field") {
   SUBCASE("TP degree not profiled lists the profiled ones") {
     const auto e = load_error(kTiny, kTinyConfig, 2);
