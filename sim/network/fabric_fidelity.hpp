@@ -1,7 +1,9 @@
 #pragma once
 // Fabric fidelity ([execution] fidelity = "fabric"): the fast shared-fabric model. Multi-GPU jobs
 // contend on the real link capacities under max-min fairness like the network fidelity, but as
-// fluid rates instead of SimGrid ptasks:
+// fluid rates instead of SimGrid ptasks (max-min per flow; SimGrid's ptask solver shares a link
+// per ring instead, which differs only for a ring crossing a link more than once: see
+// network_fidelity.hpp):
 //
 // - each running job's ring is aggregated into per-link demands (the number of its ring flows
 //   crossing each link, as the network fidelity's ptask puts them) and its per-flow rate is solved

@@ -1,7 +1,11 @@
 #pragma once
 // Network fidelity ([execution] fidelity = "network"): multi-GPU jobs' gradient all-reduces run as
 // SimGrid parallel tasks on the modelled fabric, so concurrent jobs share GPU links, NICs, leaf
-// uplinks and spine links through SimGrid's own max-min solver (host/model:ptask_L07).
+// uplinks and spine links through SimGrid's own solver (host/model:ptask_L07, whose host/solver is
+// fairbottleneck in 3.32: each round a link offers every ptask crossing it an equal share of its
+// remaining bandwidth, however many of the ptask's flows cross it; while each ring crosses a link
+// at most once, as rail-aligned rings on first-fit or consolidated placements do, that is an
+// equal rate per flow as in per-flow max-min; tests/unit/test_network_fidelity.cpp).
 //
 // A multi-GPU job is a sequence of chunks. A chunk covers a fraction D of the job: a compute phase
 // (the compute share phi of D, timed by the job model like the delay fidelity, with co-location and

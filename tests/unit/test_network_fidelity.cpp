@@ -176,6 +176,23 @@ TEST_CASE("network: max-min over time - the shorter job frees the uplink for the
   CHECK(by_name.at("p-1-nic_UP").p99_util == doctest::Approx(0.5).epsilon(1e-3));
 }
 
+TEST_CASE("network: SimGrid's ptask solver shares a link per ring, not per flow (fair bottleneck)") {
+  // SimGrid 3.32's ptask model solves with host/solver = fairbottleneck (maxmin is refused): each
+  // round a link offers every ptask crossing it an equal share of its remaining bandwidth, whatever
+  // the number of the ptask's flows on it. Nodes 0, 1 on leaf 0 and 2, 3 on leaf 1 (2 GPUs each),
+  // uplinks 2 x 12.5 / 2 = 12.5 GB/s. Ring 1 = GPU 0 of nodes 0, 2, 1, 3 crosses every uplink
+  // direction twice (alone: 6.25 GB/s per flow); ring 2 = GPU 1 of nodes 0, 2 once (alone: 12.5,
+  // also its NICs' rate). Fair bottleneck: 6.25 GB/s of each uplink per ring, so ring 1's flows
+  // move at 3.125 and ring 2's at 6.25: both at half their alone rate, both end at 2 s. Per-flow
+  // max-min (the fabric fidelity's floor) would give both flows 12.5 / 3 GB/s: ring 1 ends at 1.5 s.
+  Tiny t(2.0, 4, 2, 2);
+  t.fabric.add_job(1, {t.gpu(0), t.gpu(2), t.gpu(1), t.gpu(3)});
+  t.fabric.add_job(2, {t.gpu(0, 1), t.gpu(2, 1)});
+  const auto end = t.run({{1, 1.0}, {2, 1.0}});
+  CHECK(end.at(1) == doctest::Approx(2.0).epsilon(1e-5));
+  CHECK(end.at(2) == doctest::Approx(2.0).epsilon(1e-5));
+}
+
 TEST_CASE("network: jobs in disjoint leaves do not interact") {
   Tiny t(2.0);
   t.fabric.add_job(1, {t.gpu(0), t.gpu(1)});
