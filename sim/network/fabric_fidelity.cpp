@@ -22,7 +22,7 @@ void FabricFidelity::on_start(JobId id, const PlacementSummary& where) {
   f.active = false;
   const auto ring = job_ring(*clock_, *platform_, cluster_, config_, id, where);
   if (!ring) return;
-  const RingRoutes routes = ring_routes(ring->hosts);
+  const RingRoutes routes = ring_routes(ring->hosts, &routes_);
   if (!(routes.s_per_byte > 0)) return;
   std::vector<FlowUse> uses;
   for (const auto& [link, count] : routes.links) {

@@ -32,6 +32,7 @@
 #include "sim/network/link_ledger.hpp"
 #include "sim/network/network_hook.hpp"
 #include "sim/platform/cluster_spec.hpp"
+#include "sim/platform/ring.hpp"
 
 namespace simgrid::s4u {
 class Link;
@@ -73,6 +74,7 @@ class FabricFidelity final : public ExecutionHook {
   const Platform* platform_ = nullptr;
   MaxMinSolver solver_;  ///< its link indices are the ledger's
   LinkLedger ledger_;
+  RouteCache routes_;  ///< host-pair routes, asked of SimGrid once
   std::vector<FabricJob> jobs_;
   double end_s_ = 0;
   long solves_ = 0;

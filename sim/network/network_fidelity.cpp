@@ -36,7 +36,7 @@ int NetworkFabric::link_index(simgrid::s4u::Link* l) {
 bool NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
   Job j;
   j.ring = ring;
-  const RingRoutes routes = ring_routes(ring);
+  const RingRoutes routes = ring_routes(ring, &routes_);
   if (!(routes.s_per_byte > 0)) return false;
   j.latency = routes.latency;
   j.s_per_byte = routes.s_per_byte;

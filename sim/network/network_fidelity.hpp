@@ -98,6 +98,7 @@ class NetworkFabric {
   std::vector<simgrid::s4u::ExecPtr> inflight_;
   std::vector<long> inflight_job_;
   std::vector<Job*> inflight_ptr_;
+  RouteCache routes_;  ///< host-pair routes, asked of SimGrid once
   std::unordered_map<simgrid::s4u::Link*, int> index_;
   std::vector<simgrid::s4u::Link*> links_;
   std::vector<double> capacity_;

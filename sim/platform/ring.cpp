@@ -23,18 +23,31 @@ std::string base_name(const std::string& name) {
 
 }  // namespace
 
-RingRoutes ring_routes(const std::vector<simgrid::s4u::Host*>& ring) {
+const RouteCache::Route& RouteCache::get(simgrid::s4u::Host* from, simgrid::s4u::Host* to) {
+  if (routes_.size() >= max_) routes_.clear();
+  auto [it, inserted] = routes_.try_emplace({from, to});
+  if (inserted) from->route_to(to, it->second.links, &it->second.latency);
+  return it->second;
+}
+
+RingRoutes ring_routes(const std::vector<simgrid::s4u::Host*>& ring, RouteCache* cache) {
   RingRoutes r;
   const std::size_t n = ring.size();
   if (n < 2) return r;
   std::unordered_map<simgrid::s4u::Link*, std::size_t> at;
+  RouteCache::Route own;
   for (std::size_t i = 0; i < n; ++i) {
-    std::vector<simgrid::s4u::Link*> route;
-    double latency = 0;
-    ring[i]->route_to(ring[(i + 1) % n], route, &latency);
-    r.latency = std::max(r.latency, latency);
+    const RouteCache::Route* route = &own;
+    if (cache != nullptr) {
+      route = &cache->get(ring[i], ring[(i + 1) % n]);
+    } else {
+      own.links.clear();
+      own.latency = 0;
+      ring[i]->route_to(ring[(i + 1) % n], own.links, &own.latency);
+    }
+    r.latency = std::max(r.latency, route->latency);
     // A route is a set of links (SimGrid 3.32 may list them out of order, never twice).
-    for (auto* l : route) {
+    for (auto* l : route->links) {
       auto [it, inserted] = at.try_emplace(l, r.links.size());
       if (inserted) r.links.emplace_back(l, 0);
       r.links[it->second].second += 1;
