@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -167,7 +168,11 @@ class Loader {
     } else if constexpr (std::is_same_v<T, bool>) {
       return n->as_boolean()->get();
     } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(n->as_integer()->get());
+      const std::int64_t v = n->as_integer()->get();
+      if constexpr (sizeof(T) < sizeof(std::int64_t))  // e.g. nodes = 9999999999999 must not wrap around
+        if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+          fail(full, n, "out of range: " + std::to_string(v));
+      return static_cast<T>(v);
     } else {
       return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
     }
