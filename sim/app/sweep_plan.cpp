@@ -206,9 +206,7 @@ int finish_sweep(const SweepPlan& plan, bool quiet, std::size_t ran_now, Clock::
   if (bad > 0)
     std::fprintf(stderr, "fleetsim sweep: %zu of %zu runs failed (see runs.csv, error column)\n", bad,
                  plan.runs.size());
-  const bool input_only =
-      std::all_of(results.begin(), results.end(), [](const auto& r) { return r.ok || r.exit_code == 2; });
-  return bad == 0 ? 0 : input_only ? 2 : 1;
+  return bad > 0 ? 1 : 0;
 }
 
 }  // namespace fleetsim

@@ -81,9 +81,9 @@ void print_job_progress(const SweepPlan& plan, std::size_t run, std::size_t fini
 int report_interrupted(std::size_t finished, std::size_t total);
 
 /// Reads every run's results, writes runs.csv, aggregate.csv, paired.csv (and the table unless
-/// quiet), prints the summary line. Returns 0 when every run succeeded, 2 when every failed run rejected
-/// its input (exit 2), else 1. When every run rejected its input it writes nothing, removes the runs'
-/// folders (and OUT if this sweep created it) and prints the first run's error (the sweep's bad input).
+/// quiet), prints the summary line. Returns 0 when every run succeeded, else 1; but when every run
+/// rejected its input (exit 2: the sweep's input is bad, e.g. the base's trace) it writes nothing, removes
+/// the runs' folders (and OUT if this sweep created it), prints the first run's error and returns 2.
 int finish_sweep(const SweepPlan& plan, bool quiet, std::size_t ran_now,
                  std::chrono::steady_clock::time_point t0);
 
