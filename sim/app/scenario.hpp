@@ -83,8 +83,8 @@ std::string describe_scenario_keys();
 /// those given in overrides against the current directory.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 /// Throws InputError naming the scenario file, line and key of the first input path (trace, profiles,
-/// model config, fault trace, ...) that does not exist: the CLI calls it before a run, so that a mistyped
-/// path is named by its key rather than only by the missing file.
+/// model config, fault trace, ...) that does not exist: fleetsim run and size call it first (compare and
+/// sweep runs are fleetsim run), so a mistyped path is named by its key rather than only by the missing file.
 void check_input_paths(const Scenario& s);
 /// The scenario file with `overrides` applied, as TOML text (keys sorted; not validated: use
 /// load_scenario). What a sweep records as a run's resolved scenario and hashes to resume.

@@ -192,7 +192,6 @@ int run(const CompareArgs& a) {
   if (a.jobs < 0) throw InputError("", 0, "--jobs", "must be >= 0, got " + std::to_string(a.jobs));
   // Validate the scenario (and the overrides) once here, so a typo fails before any child starts.
   const Scenario sc = load_scenario(a.scenario, a.sets);
-  check_input_paths(sc);  // a mistyped path: named by its key and line
   if (placements.empty()) placements.push_back(sc.scheduler.placement);
 
   std::vector<Combo> combos;

@@ -469,3 +469,36 @@ TEST_CASE("fuzz regression: a mistyped input path is named by the scenario's fil
   CHECK_FALSE(fs::exists(dir / "out"));
   fs::remove_all(dir);
 }
+
+TEST_CASE(
+    "fuzz regression: with failures on, a job larger than the cluster is skipped, not an internal error") {
+  // Before: the run ended with "internal error: job 1 has not arrived or has finished" (exit 1) while
+  // writing failures_jobs: the failure hook read the record of a job skipped at arrival.
+  const auto dir = fleetsim::test::temp_dir("fuzz-skip");
+  write_file(dir / "s.toml", std::string(kTinyScenario) + kFailures);
+  write_file(dir / "trace.csv", "id,submit,duration,gpus\nA,0,100,2\nB,10,50,64\n");
+  write_file(dir / "faults.csv", kFaults);
+  const auto r = fleetsim::test::run_fleetsim("run " + (dir / "s.toml").string() + " --out " +
+                                              (dir / "out").string() + " -q");
+  CHECK_MESSAGE(r.code == 0, r.output);
+  CHECK(read_file(dir / "out" / "skipped.csv").find("B,") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_file(dir / "out" / "summary.json"))["completed"] == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("fuzz regression: a KV cache larger than the replica's GPU memory is refused, not allocated") {
+  // Before: kv_cache_gib = 9999999999999 ended in "internal error: std::bad_alloc" (exit 1).
+  const auto dir = fleetsim::test::temp_dir("fuzz-kv");
+  std::string toml = serving_scenario();
+  replace_all(toml, "kv_cache_gib = 0.001", "kv_cache_gib = 9999999999999");
+  write_file(dir / "s.toml", toml);
+  write_file(dir / "r.jsonl", kRequests);
+  const auto r = fleetsim::test::run_fleetsim("run " + (dir / "s.toml").string() + " --out " +
+                                              (dir / "out").string() + " -q");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.output.find("s.toml:13: field 'service.0.kv_cache_gib': 9999999999999 GiB is more than the "
+                              "replica's memory (1 x 24 GiB)") != std::string::npos,
+                r.output);
+  CHECK_FALSE(fs::exists(dir / "out"));
+  fs::remove_all(dir);
+}
