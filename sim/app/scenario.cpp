@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -35,6 +36,7 @@ class Loader {
   }
 
   mutable std::map<std::string, long> lines;
+  mutable std::vector<Scenario::InputPath> input_paths;  ///< every path value read, for check_input_paths
 
   /// Checks `t` (at `path`, declared as `schema_path`) against the declared keys, recursively, and
   /// runs each present key's range check.
@@ -167,7 +169,11 @@ class Loader {
     } else if constexpr (std::is_same_v<T, bool>) {
       return n->as_boolean()->get();
     } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(n->as_integer()->get());
+      const std::int64_t v = n->as_integer()->get();
+      if constexpr (sizeof(T) < sizeof(std::int64_t))  // e.g. nodes = 9999999999999 must not wrap around
+        if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+          fail(full, n, "out of range: " + std::to_string(v));
+      return static_cast<T>(v);
     } else {
       return n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
     }
@@ -180,10 +186,15 @@ class Loader {
     const std::string v = get<std::string>(t, path, key, "");
     if (v.empty()) return v;
     const std::string full = path + "." + key;
+    const bool from_cli = overridden_.count(full) > 0;
     fs::path p(v);
-    if (p.is_absolute() || overridden_.count(full) > 0 || base_dir_.empty())
-      return p.lexically_normal().string();
-    return (fs::path(base_dir_) / p).lexically_normal().string();
+    const std::string resolved = p.is_absolute() || from_cli || base_dir_.empty()
+                                     ? p.lexically_normal().string()
+                                     : (fs::path(base_dir_) / p).lexically_normal().string();
+    if (full != "output.dir")
+      input_paths.push_back({full, from_cli ? std::string("--set") : file_,
+                             from_cli ? 0 : static_cast<long>(t.get(key)->source().begin.line), resolved});
+    return resolved;
   }
 
   const std::string& file() const { return file_; }
@@ -420,7 +431,15 @@ Scenario parse_scenario(const std::string& toml_text, const std::string& name, c
   Scenario s = build(root, loader);
   s.key_lines = loader.lines;
   s.overridden = overridden;
+  s.input_paths = loader.input_paths;
   return s;
+}
+
+void check_input_paths(const Scenario& s) {
+  for (const auto& in : s.input_paths) {
+    std::error_code ec;
+    if (!fs::exists(in.path, ec)) throw InputError(in.file, in.line, in.key, "not found: " + in.path);
+  }
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {

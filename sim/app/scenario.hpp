@@ -62,6 +62,13 @@ struct Scenario {
   /// Line of each key in the file (0 or absent when it came from --set), for later messages.
   std::map<std::string, long> key_lines;
   std::set<std::string> overridden;  ///< keys given with --set
+  /// Every input path value (all path keys but output.dir), resolved, with where it was given.
+  struct InputPath {
+    std::string key, file;  ///< file: the scenario, or "--set"
+    long line = 0;
+    std::string path;
+  };
+  std::vector<InputPath> input_paths;
 
   /// (file, line) of a key, for InputError.
   std::string key_file(const std::string& key) const;
@@ -75,6 +82,10 @@ std::string describe_scenario_keys();
 /// bare words taken as strings); relative paths in the file resolve against the file's folder,
 /// those given in overrides against the current directory.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/// Throws InputError naming the scenario file, line and key of the first input path (trace, profiles,
+/// model config, fault trace, ...) that does not exist: fleetsim run and size call it first (compare and
+/// sweep runs are fleetsim run), so a mistyped path is named by its key rather than only by the missing file.
+void check_input_paths(const Scenario& s);
 /// The scenario file with `overrides` applied, as TOML text (keys sorted; not validated: use
 /// load_scenario). What a sweep records as a run's resolved scenario and hashes to resume.
 std::string resolved_scenario_text(const std::string& path, const std::vector<std::string>& overrides);

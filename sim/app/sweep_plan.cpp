@@ -86,6 +86,7 @@ SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force) {
   p.out = out;
   p.runs_dir = p.out / "runs";
   std::error_code ec;
+  p.out_existed = fs::exists(p.out, ec);
   fs::create_directories(p.runs_dir, ec);
   if (ec) throw InputError(p.out.string(), 0, "--out", "cannot create output folder: " + ec.message());
 
@@ -145,7 +146,8 @@ SweepJobOutcome record_job(const SweepJob& job, const ProcessResult& r) {
       if (entry.path().filename().string().rfind(".staging-", 0) == 0) fs::remove_all(entry.path());
   }
   j["wall_s"] = r.wall_s;
-  write_file(job.dir / "run.json", j.dump(2) + "\n");
+  // An error quoting invalid UTF-8 from a bad input (binary bytes in a trace) is written with U+FFFD.
+  write_file(job.dir / "run.json", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return o;
 }
 
@@ -180,6 +182,18 @@ void print_job_progress(const SweepPlan& plan, std::size_t run, std::size_t fini
 int finish_sweep(const SweepPlan& plan, bool quiet, std::size_t ran_now, Clock::time_point t0) {
   std::vector<SweepRunResult> results;
   for (const auto& r : plan.runs) results.push_back(read_run_result(plan.runs_dir / r.id));
+  const bool all_rejected =
+      !results.empty() &&
+      std::all_of(results.begin(), results.end(), [](const auto& r) { return !r.ok && r.exit_code == 2; });
+  if (all_rejected) {  // the sweep's input is bad (e.g. the base's trace): no partial output, exit 2
+    std::fprintf(stderr, "fleetsim: error: every run rejected its input (%zu runs); the first: %s\n",
+                 results.size(), results.front().error.c_str());
+    std::error_code ec;
+    for (const auto& r : plan.runs) fs::remove_all(plan.runs_dir / r.id, ec);
+    if (fs::is_empty(plan.runs_dir, ec)) fs::remove(plan.runs_dir, ec);
+    if (!plan.out_existed && fs::is_empty(plan.out, ec)) fs::remove(plan.out, ec);
+    return 2;
+  }
   write_sweep_results(plan.spec, plan.combos, plan.runs, results, plan.out, quiet);
   std::size_t bad = 0;
   for (const auto& r : results) bad += r.ok ? 0 : 1;

@@ -33,6 +33,8 @@ struct SweepPlan {
   std::vector<ResolvedRun> resolved;
   std::vector<std::size_t> pending;  ///< indices into runs: not complete (or all, with force)
   std::filesystem::path out, runs_dir;
+  bool out_existed =
+      false;  ///< OUT was there before this sweep (else a sweep whose every run rejects its input removes it)
 };
 
 /// Parses and checks the sweep file (InputError before anything runs), creates OUT/runs/ and finds
@@ -79,7 +81,9 @@ void print_job_progress(const SweepPlan& plan, std::size_t run, std::size_t fini
 int report_interrupted(std::size_t finished, std::size_t total);
 
 /// Reads every run's results, writes runs.csv, aggregate.csv, paired.csv (and the table unless
-/// quiet), prints the summary line. Returns 0 when every run succeeded, else 1.
+/// quiet), prints the summary line. Returns 0 when every run succeeded, else 1; but when every run
+/// rejected its input (exit 2: the sweep's input is bad, e.g. the base's trace) it writes nothing, removes
+/// the runs' folders (and OUT if this sweep created it), prints the first run's error and returns 2.
 int finish_sweep(const SweepPlan& plan, bool quiet, std::size_t ran_now,
                  std::chrono::steady_clock::time_point t0);
 

@@ -25,6 +25,7 @@ Runner setup(CLI::App& sub) {
   sub.add_flag("--quiet,-q", a->quiet, "no progress line and no summary table (errors still go to stderr)");
   return [a] {
     Scenario sc = load_scenario(a->scenario, a->sets);
+    check_input_paths(sc);  // a mistyped path: named by its key and line
     if (!a->out.empty()) sc.output.dir = a->out;
     RunOptions opt;
     opt.quiet = a->quiet;

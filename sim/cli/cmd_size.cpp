@@ -63,6 +63,7 @@ std::map<std::string, double> parse_prices(const std::vector<std::string>& items
 
 int run(const SizeArgs& a) {
   const Scenario sc = load_scenario(a.scenario, a.sets);
+  check_input_paths(sc);  // a mistyped path: named by its key and line
   if (!(a.target > 0 && a.target <= 1)) throw InputError("--slo-attainment", 0, "", "must be in (0, 1]");
   if (a.max_replicas < 1) throw InputError("--max-replicas", 0, "", "must be >= 1");
   for (double l : a.loads)

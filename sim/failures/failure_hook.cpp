@@ -255,6 +255,7 @@ double FailureHook::interval_s(int nodes, double write_s) const {
 void FailureHook::on_start(JobId id, const PlacementSummary& where) {
   Execution& run = control_->execution(id);
   JobState& j = jobs_[static_cast<std::size_t>(id)];
+  j.started = true;
   j.seg_start = run.done;
   j.ckpt_fraction = 0;
   j.share = 0;

@@ -80,6 +80,7 @@ class FailureHook final : public ClusterHook {
     double redone_gpu_s = 0;
     double restart_gpu_s = 0;
     double ckpt_gpu_s = 0;
+    bool started = false;  ///< it ever started (a job skipped at arrival has no record to read)
   };
   struct Row {
     double time_s;

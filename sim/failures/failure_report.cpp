@@ -33,6 +33,7 @@ void FailureHook::write_jobs_csv(std::ostream& out) const {
   out << "job_id,gpus,interruptions,checkpoint_interval_s,redone_gpu_h,restart_gpu_h,checkpoint_gpu_h,ettr\n";
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     const JobState& j = jobs_[i];
+    if (!j.started) continue;  // skipped (e.g. larger than the cluster): never arrived, no record
     const JobRecord& rec = control_->record(static_cast<JobId>(i));
     if (rec.start_s < 0) continue;
     out << rec.spec->id << ',' << fmt(rec.gpus, 3) << ',' << j.interruptions << ',' << fmt(j.interval_s, 3)
@@ -77,6 +78,7 @@ nlohmann::ordered_json FailureHook::summary() const {
     redone += j.redone_gpu_s;
     restart += j.restart_gpu_s;
     ckpt += j.ckpt_gpu_s;
+    if (!j.started) continue;
     const JobRecord& rec = control_->record(static_cast<JobId>(i));
     const double e = ettr_of(rec);
     if (e < 0) continue;

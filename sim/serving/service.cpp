@@ -285,6 +285,12 @@ PreparedService prepare_service(const ServiceSpec& spec) {
   const double memory_gib = !spec.mig.empty()    ? spec.mig_memory_gib
                             : spec.mps_share > 0 ? spec.mps_share * gpu.memory_gib
                                                  : gpu.memory_gib;
+  // A cache beyond the replica's GPU memory is a typo (kv_cache_gib = 9999999999999 allocated its blocks:
+  // std::bad_alloc).
+  if (spec.kv_cache_gib > spec.tensor_parallel * memory_gib)
+    throw spec.options.error("kv_cache_gib",
+                             fmt(spec.kv_cache_gib) + " GiB is more than the replica's memory (" +
+                                 std::to_string(spec.tensor_parallel) + " x " + fmt(memory_gib) + " GiB)");
   double kv_bytes = spec.kv_cache_gib * kGiB;
   if (kv_bytes <= 0)
     kv_bytes =

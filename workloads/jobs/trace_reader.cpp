@@ -1,9 +1,11 @@
 #include "workloads/jobs/trace_reader.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
+#include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_file.hpp"
 
 namespace fleetsim {
@@ -26,6 +28,44 @@ TraceReaderRegistry& trace_readers() {
 }
 
 namespace {
+/// The longest submit time or duration a trace may give: about 31,700 years. Beyond it a time is an input
+/// error, not a workload (a duration of 1e308 s made a run with checkpoints never end).
+constexpr double kMaxTraceSeconds = 1e12;
+
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void check_times(const JobSpec& j, const WorkloadConfig& config) {
+  const std::string& where = config.path.empty() ? config.scenario_file : config.path;
+  if (j.submit_s > kMaxTraceSeconds)
+    throw InputError(where, j.source_line, "submit",
+                     "submit time " + short_number(j.submit_s) + " s is beyond 1e12 s");
+  if (j.duration_s && *j.duration_s > kMaxTraceSeconds)
+    throw InputError(where, j.source_line, "duration",
+                     "duration " + short_number(*j.duration_s) + " s is beyond 1e12 s");
+}
+
+/// Every job of a stream checked by check_times() as it is read.
+class CheckedStream final : public JobStream {
+ public:
+  CheckedStream(std::unique_ptr<JobStream> inner, WorkloadConfig config)
+      : inner_(std::move(inner)), config_(std::move(config)) {}
+  std::size_t size() const override { return inner_->size(); }
+  void rewind() override { inner_->rewind(); }
+  bool next(JobSpec& job) override {
+    if (!inner_->next(job)) return false;
+    check_times(job, config_);
+    return true;
+  }
+
+ private:
+  std::unique_ptr<JobStream> inner_;
+  WorkloadConfig config_;
+};
+
 /// The first `limit` jobs of a stream.
 class LimitedStream final : public JobStream {
  public:
@@ -53,6 +93,7 @@ std::unique_ptr<JobStream> stream_trace(const WorkloadConfig& config, std::size_
   auto stream = reader->stream(config);
   if (!stream) return nullptr;
   if (stream->size() == 0) throw InputError(config.scenario_file, 0, "", "trace has no jobs");
+  stream = std::make_unique<CheckedStream>(std::move(stream), config);
   if (limit > 0 && limit < stream->size()) return std::make_unique<LimitedStream>(std::move(stream), limit);
   return stream;
 }
@@ -69,6 +110,7 @@ std::vector<JobSpec> read_trace(const WorkloadConfig& config) {
   for (const auto& j : jobs)
     if (j.submit_s < 0)  // readers reject these with their line; this is a last guard
       throw InputError(config.path, j.source_line, "submit", "negative submit time " + fmt(j.submit_s));
+  for (const auto& j : jobs) check_times(j, config);
   sort_by_submit(jobs);  // readers sort already; this keeps the promise for any reader
   return jobs;
 }
