@@ -16,6 +16,9 @@ namespace fleetsim {
 namespace {
 
 constexpr int kMaxGpusPerNode = 64;
+/// Nodes in a whole cluster: 1,000,000 (8M GPUs at 8 per node, 80x the largest preset); beyond it the
+/// platform alone would not fit in memory, so a typo such as nodes = 99999999 is an input error.
+constexpr long kMaxNodes = 1'000'000;
 
 void validate_network(const NetworkSpec& n, const std::string& file) {
   auto fail = [&](const std::string& key, const std::string& msg) {
@@ -130,6 +133,7 @@ ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network
   ClusterSpec spec;
   spec.network = network;
   std::set<std::string> names;
+  long total_nodes = 0;
   for (std::size_t i = 0; i < pools.size(); ++i) {
     PoolSpec& p = pools[i];
     const std::string key = "cluster.pool." + std::to_string(i) + ".";
@@ -142,6 +146,10 @@ ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network
     if (reserved_name(p.name)) fail("name", "pool name '" + p.name + "' is reserved (fabric, leaf)");
     if (!names.insert(lower(p.name)).second) fail("name", "duplicate pool name '" + p.name + "'");
     if (p.nodes < 1) fail("nodes", "must be >= 1, got " + std::to_string(p.nodes));
+    total_nodes += p.nodes;
+    if (total_nodes > kMaxNodes)
+      fail("nodes", "the cluster would have " + std::to_string(total_nodes) + " nodes; at most " +
+                        std::to_string(kMaxNodes) + " are supported");
     if (p.gpus_per_node < 0 || p.gpus_per_node > kMaxGpusPerNode)
       fail("gpus_per_node",
            "must be in 0.." + std::to_string(kMaxGpusPerNode) + ", got " + std::to_string(p.gpus_per_node));

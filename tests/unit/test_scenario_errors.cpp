@@ -295,6 +295,14 @@ TEST_CASE("scenario: missing sections and keys") {
   }
 }
 
+TEST_CASE("scenario: a cluster of more than a million nodes is an input error, not a hang") {
+  const auto e = error_of(kMinimal, {"cluster.pool.0.nodes=99999999"});
+  REQUIRE(e);
+  CHECK(e->field() == "cluster.pool.0.nodes");
+  CHECK(contains(e->what(), "at most 1000000"));
+  CHECK_FALSE(error_of(kMinimal, {"cluster.pool.0.nodes=12500"}));
+}
+
 TEST_CASE("scenario: nodes_csv and pools together is an error") {
   const auto e = error_of(lines({
       "[cluster]",              // 1
