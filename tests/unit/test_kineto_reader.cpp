@@ -131,6 +131,16 @@ TEST_CASE("kineto reader: malformed input gives clear errors") {
       R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": 5, "ts": "x", "dur": null}, 7, "s"]})J",
       "odd.json");
   CHECK(t.events.size() <= 1);
+  // A complete event with a time that is not a number, or a negative duration, is skipped and counted
+  // (fleetsim replay warns with the count), never replayed.
+  const KinetoTrace u = parse_kineto_trace(
+      R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "ts": "nan", "dur": 3},
+        {"ph": "X", "cat": "kernel", "name": "b", "ts": 1, "dur": -5},
+        {"ph": "X", "cat": "kernel", "name": "c", "ts": 2, "dur": 4}]})J",
+      "odd.json");
+  REQUIRE(u.events.size() == 1);
+  CHECK(u.events[0].dur == 4);
+  CHECK(u.unknown_categories.at("<X event with a non-finite ts or dur, or a negative dur>") == 2);
   CHECK_THROWS_AS(read_kineto_trace("/nonexistent/trace.json"), InputError);
   // Bad JSON inside values the reader does not use is still an error.
   CHECK(message(R"J({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,

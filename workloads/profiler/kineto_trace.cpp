@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -311,7 +312,7 @@ void read_event(od::object o, KinetoTrace& t, Interner& intern) {
       ev.ts = num_of(v, -1);
       has_ts = true;
     } else if (k == "dur") {
-      ev.dur = std::max(0.0, num_of(v, 0));
+      ev.dur = num_of(v, 0);
       has_dur = true;
     } else if (k == "args") {
       od::object args;
@@ -330,6 +331,10 @@ void read_event(od::object o, KinetoTrace& t, Interner& intern) {
   }
   if (!has_ts || !has_dur) {
     ++t.unknown_categories["<X event without ts/dur>"];
+    return drop();
+  }
+  if (!std::isfinite(ev.ts) || !std::isfinite(ev.dur) || ev.dur < 0) {  // e.g. "ts": "nan", "dur": -5
+    ++t.unknown_categories["<X event with a non-finite ts or dur, or a negative dur>"];
     return drop();
   }
   ev.name = intern(name);
