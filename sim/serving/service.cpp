@@ -79,7 +79,9 @@ const KeyRegistrar kKeys{{
      "vLLM's automatic prefix caching (its default): cached prompt blocks named by the trace's block "
      "hashes are reused, and a preempted request finds its own blocks again unless reused meanwhile"},
     {"service[]", "hash_block_tokens", K::kInt, "tokens", "0", "tokens per trace block hash (0: block_size)"},
-    {"service[]", "routing", K::kString, "", "round-robin", "round-robin | least-outstanding | prefix-aware"},
+    {"service[]", "routing", K::kString, "", "round-robin (data_parallel > 1: vllm-dp)",
+     "round-robin | least-outstanding | prefix-aware | vllm-dp (vLLM's data-parallel balancer: lowest 4 x "
+     "waiting + running)"},
     {"service[]", "step_overhead_ms", K::kFloat, "ms", "0",
      "CPU time per engine step on top of the profiled GPU time"},
     {"service[]", "requests", K::kTable, "", "",
@@ -103,8 +105,9 @@ Routing routing_of(const Options& t) {
   if (r == "round-robin") return Routing::kRoundRobin;
   if (r == "least-outstanding") return Routing::kLeastOutstanding;
   if (r == "prefix-aware") return Routing::kPrefixAware;
+  if (r == "vllm-dp") return Routing::kVllmDp;
   throw t.error("routing",
-                "unknown routing '" + r + "' (valid: round-robin, least-outstanding, prefix-aware)");
+                "unknown routing '" + r + "' (valid: round-robin, least-outstanding, prefix-aware, vllm-dp)");
 }
 
 void stats(nlohmann::ordered_json& j, const std::string& name, const std::vector<double>& v) {
@@ -227,7 +230,7 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.engine.block_size = positive("block_size", 16);
   s.engine.hash_block_tokens = static_cast<int>(t.integer("hash_block_tokens", 0));
   s.engine.prefix_caching = t.flag("prefix_caching", true);
-  s.engine.routing = s.data_parallel > 1 && !t.has("routing") ? Routing::kLeastOutstanding : routing_of(t);
+  s.engine.routing = s.data_parallel > 1 && !t.has("routing") ? Routing::kVllmDp : routing_of(t);
   s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;
   s.gpu_memory_utilization = t.number("gpu_memory_utilization", 0.9);
   if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1))

@@ -177,6 +177,16 @@ int Engine::route(int req) {
         if (up(r) && (best < 0 || outstanding(r) < outstanding(best))) best = r;
       return best;
     }
+    case Routing::kVllmDp: {
+      auto score = [&](int r) {
+        const Replica& x = replicas_[static_cast<std::size_t>(r)];
+        return 4 * x.waiting.size() + x.running.size();
+      };
+      int best = -1;
+      for (int r = 0; r < n; ++r)
+        if (up(r) && (best < 0 || score(r) < score(best))) best = r;
+      return best;
+    }
     case Routing::kPrefixAware: {
       int best = -1;
       std::size_t best_hit = 0;

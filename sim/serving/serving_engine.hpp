@@ -27,7 +27,9 @@
 
 namespace fleetsim {
 
-enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware };
+/// kVllmDp: vLLM's data-parallel load balancer (v1 DPLBAsyncMPClient): the rank of the lowest
+/// 4 x waiting + running, the lowest index on ties (from fresh counts, not its 100 ms stats).
+enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware, kVllmDp };
 
 /// A replica out of service (a hardware failure or maintenance drain on its node, from the cluster
 /// run): at down_s its step in flight is lost and its running and waiting requests, KV lost, go to the

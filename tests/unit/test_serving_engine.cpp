@@ -193,6 +193,30 @@ TEST_CASE("serving engine: routing - round-robin, least-outstanding and prefix-a
   CHECK(r.requests[2].first_token_s == doctest::Approx(1.0 + 0.0116));
 }
 
+TEST_CASE("serving engine: vllm-dp routing weighs waiting requests 4 to 1 against running ones") {
+  // t = 0: six requests at once go 0, 1, 0, 1, 0, 1 under both rules (a busy replica's new request
+  // waits: 4 x waiting + running). Requests 1 and 3 are short (one output token), the others long
+  // (500 tokens, 10 ms + 1 ms per sequence a step). At t = 1 replica 0 runs 3 and replica 1 runs 1,
+  // both in mid-step. Two requests arrive at once: the first goes to replica 1 (score 1 < 3) and waits
+  // there for the step to end; the second finds replica 1 at 4 x 1 + 1 = 5 > 3: vllm-dp picks replica
+  // 0, while least-outstanding counts 2 < 3 and picks replica 1 again.
+  const LinearStep m;
+  std::vector<ServingRequest> reqs;
+  for (int i = 0; i < 6; ++i) reqs.push_back(req(0, 10, i == 1 || i == 3 ? 1 : 500));
+  reqs.push_back(req(1.0, 10, 5));
+  reqs.push_back(req(1.0, 10, 5));
+  ServingEngineConfig c = config();
+  c.replicas = 2;
+  c.max_num_seqs = 8;
+  for (const Routing routing : {Routing::kVllmDp, Routing::kLeastOutstanding}) {
+    c.routing = routing;
+    const auto r = simulate_serving(reqs, m, c);
+    for (int i = 0; i < 6; ++i) CHECK(r.requests[static_cast<std::size_t>(i)].replica == i % 2);
+    CHECK(r.requests[6].replica == 1);
+    CHECK(r.requests[7].replica == (routing == Routing::kVllmDp ? 0 : 1));
+  }
+}
+
 TEST_CASE("serving engine: more replicas never raise the mean TTFT (random load, least-outstanding)") {
   const LinearStep m;
   std::mt19937_64 rng(3);
