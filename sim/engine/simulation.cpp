@@ -196,8 +196,7 @@ void Simulation::Impl::control_loop() {
   if (parts_.scheduler->queued() > 0) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::int32_t k = slot_of_[i];  // live: arrived and not finished
-      if (k >= 0 && pool_[static_cast<std::size_t>(k)].record.end_s < 0 &&
-          pool_[static_cast<std::size_t>(k)].run.running_index < 0)
+      if (k >= 0 && pool_[k].record.end_s < 0 && pool_[k].run.running_index < 0)
         skip(jobs_.spec(i), "could not be placed even on the otherwise idle cluster");
     }
   }
@@ -216,15 +215,8 @@ void Simulation::Impl::finish(JobId id) {
 }
 
 void Simulation::Impl::arrive(JobId id) {
-  std::size_t k = pool_.size();
-  if (free_.empty()) {
-    pool_.emplace_back();
-  } else {
-    k = static_cast<std::size_t>(free_.back());
-    free_.pop_back();
-    pool_[k] = Live{};
-  }
-  slot_of_[at(id)] = static_cast<std::int32_t>(k);
+  const std::int32_t k = pool_.acquire();
+  slot_of_[at(id)] = k;
   JobRecord& rec = pool_[k].record;
   const JobSpec& j = jobs_.spec(at(id));
   rec.spec = &j;
@@ -234,7 +226,7 @@ void Simulation::Impl::arrive(JobId id) {
 
 void Simulation::Impl::release(JobId id) {
   if (parts_.keep_finished) return;
-  free_.push_back(slot_of_[at(id)]);
+  pool_.release(slot_of_[at(id)]);
   slot_of_[at(id)] = -1;
   jobs_.done(at(id));
 }

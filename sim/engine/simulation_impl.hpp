@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <queue>
 #include <string>
@@ -16,6 +15,7 @@
 #include "sim/engine/colocation.hpp"
 #include "sim/engine/execution.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/engine/slot_pool.hpp"
 #include "sim/engine/trace_jobs.hpp"
 #include "sim/platform/platform.hpp"
 
@@ -136,16 +136,16 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   /// caller (a policy or hook that kept a finished job): std::logic_error.
   Live& live(JobId id) { return pool_[slot(id)]; }
   const Live& live(JobId id) const { return pool_[slot(id)]; }
-  std::size_t slot(JobId id) const {
+  std::int32_t slot(JobId id) const {
     const std::int32_t s = slot_of_[at(id)];
     if (s < 0) throw_not_live(id);
-    return static_cast<std::size_t>(s);
+    return s;
   }
   [[noreturn]] void throw_not_live(JobId id) const;
   /// A phase end of job `id` with this epoch is current (the job is live and was not re-timed).
   bool current(JobId id, int epoch) const {
     const std::int32_t s = slot_of_[at(id)];
-    return s >= 0 && pool_[static_cast<std::size_t>(s)].run.epoch == epoch;
+    return s >= 0 && pool_[s].run.epoch == epoch;
   }
   /// Job `id` arrives: a slot with a fresh record.
   void arrive(JobId id);
@@ -200,8 +200,7 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   ExecutionHook* hook_ = nullptr;
   std::vector<ClusterHook*> cluster_hooks_;
   std::vector<SimObserver*> observers_;
-  std::deque<Live> pool_;              ///< stable addresses: records are handed out by reference
-  std::vector<std::int32_t> free_;     ///< released slots of pool_
+  SlotPool<Live> pool_;                ///< stable addresses: records are handed out by reference
   std::vector<std::int32_t> slot_of_;  ///< per job of the trace: its slot, -1 before arrival / after release
   mutable std::vector<double> estimates_;
   std::vector<char> runnable_;

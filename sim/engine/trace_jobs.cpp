@@ -12,21 +12,14 @@ TraceJobs::TraceJobs(std::unique_ptr<JobStream> stream)
 }
 
 const TraceJobs::Entry& TraceJobs::entry(std::size_t i) const {
-  if (i < read_ && slot_[i] >= 0) return pool_[static_cast<std::size_t>(slot_[i])];
+  if (i < read_ && slot_[i] >= 0) return pool_[slot_[i]];
   if (i < read_ || i >= size_)
     throw std::logic_error("trace job " + std::to_string(i) +
                            " is no longer held (done) or not in the trace");
   Entry* e = nullptr;
   for (; read_ <= i; ++read_) {
-    std::size_t k = pool_.size();
-    if (free_.empty()) {
-      pool_.emplace_back();
-    } else {
-      k = static_cast<std::size_t>(free_.back());
-      free_.pop_back();
-    }
-    slot_[read_] = static_cast<std::int32_t>(k);
-    e = &pool_[k];
+    slot_[read_] = pool_.acquire();
+    e = &pool_[slot_[read_]];
     if (!stream_->next(e->spec)) throw std::logic_error("the job stream ended before its stated size");
     e->request = make_(e->spec);
   }
@@ -51,7 +44,6 @@ void TraceJobs::for_each(const std::function<void(std::size_t, const JobSpec&, c
   }
   stream_->rewind();
   pool_.clear();
-  free_.clear();
   std::fill(slot_.begin(), slot_.end(), -1);
   read_ = 0;
 }
@@ -72,7 +64,7 @@ void TraceJobs::done(std::size_t i) {
   if (!streamed()) return;
   if (i >= read_) entry(i);  // a job dropped before it was read is read (and dropped) here
   if (slot_[i] < 0) return;
-  free_.push_back(slot_[i]);
+  pool_.release(slot_[i]);
   slot_[i] = -1;
 }
 

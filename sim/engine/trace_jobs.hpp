@@ -6,13 +6,13 @@
 // dropped before arriving.
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
 
 #include "sim/cluster/cluster_state.hpp"
 #include "sim/cluster/placer.hpp"
+#include "sim/engine/slot_pool.hpp"
 #include "workloads/jobs/job.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 
@@ -48,7 +48,7 @@ class TraceJobs {
   void done(std::size_t i);
 
   /// Jobs held in memory now (the whole trace, or the window).
-  std::size_t held() const { return streamed() ? pool_.size() - free_.size() : all_.size(); }
+  std::size_t held() const { return streamed() ? pool_.in_use() : all_.size(); }
 
  private:
   struct Entry {
@@ -63,8 +63,7 @@ class TraceJobs {
   MakeRequest make_;
   // streamed: the jobs read (index < read_) and not yet done (mutable: reading grows it)
   std::unique_ptr<JobStream> stream_;
-  mutable std::deque<Entry> pool_;          ///< std::deque: an entry keeps its address as others come
-  mutable std::vector<std::int32_t> free_;  ///< entries of pool_ free for reuse
+  mutable SlotPool<Entry> pool_;            ///< an entry keeps its address as others come and go
   mutable std::vector<std::int32_t> slot_;  ///< per job: its entry in pool_, -1 if not held
   mutable std::size_t read_ = 0;
 };
