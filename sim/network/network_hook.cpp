@@ -86,18 +86,21 @@ void NetworkFidelity::attach(JobClock& clock, const Platform& platform, std::siz
 }
 
 namespace {
+/// Appends `up` and, for a split-duplex link ("<name>_UP"), its other direction ("<name>_DOWN").
+void add_both_directions(simgrid::s4u::Link* up, std::vector<simgrid::s4u::Link*>& links) {
+  if (up == nullptr) return;
+  links.push_back(up);
+  std::string name = up->get_name();
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0) {
+    name.replace(name.size() - 3, 3, "_DOWN");
+    if (auto* down = simgrid::s4u::Link::by_name_or_null(name)) links.push_back(down);
+  }
+}
+
 /// The node's NIC links, both directions of each split-duplex link.
 std::vector<simgrid::s4u::Link*> nic_links(const NodeHandles& node) {
   std::vector<simgrid::s4u::Link*> links;
-  for (auto* up : node.nics) {
-    if (up == nullptr) continue;
-    links.push_back(up);
-    std::string name = up->get_name();
-    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0) {
-      name.replace(name.size() - 3, 3, "_DOWN");
-      if (auto* down = simgrid::s4u::Link::by_name_or_null(name)) links.push_back(down);
-    }
-  }
+  for (auto* up : node.nics) add_both_directions(up, links);
   return links;
 }
 }  // namespace
@@ -107,16 +110,8 @@ std::vector<simgrid::s4u::Link*> NetworkFidelity::uplinks(int leaf) const {
   const auto& all = platform_->leaf_uplinks;
   const int per_leaf =
       cluster_.network.topology == Topology::kRailOptimized ? std::max(1, cluster_.network.nics_per_node) : 1;
-  for (int k = leaf * per_leaf; k < (leaf + 1) * per_leaf && k < static_cast<int>(all.size()); ++k) {
-    auto* up = all[static_cast<std::size_t>(k)];
-    if (up == nullptr) continue;
-    links.push_back(up);
-    std::string name = up->get_name();
-    if (name.size() > 3 && name.compare(name.size() - 3, 3, "_UP") == 0) {
-      name.replace(name.size() - 3, 3, "_DOWN");
-      if (auto* down = simgrid::s4u::Link::by_name_or_null(name)) links.push_back(down);
-    }
-  }
+  for (int k = leaf * per_leaf; k < (leaf + 1) * per_leaf && k < static_cast<int>(all.size()); ++k)
+    add_both_directions(all[static_cast<std::size_t>(k)], links);
   return links;
 }
 
