@@ -25,7 +25,6 @@ struct Seq {
   bool admitted_once = false;
   int xfer_from = -1;    ///< disaggregated: the prefill replica its KV is leaving
   long xfer_blocks = 0;  ///< blocks that replica holds until the transfer ends
-  long xfer_epoch = 0;   ///< that replica's epoch when the transfer began
   double xfer_end = 0;   ///< when its transfer in flight lands
   bool parked = false;   ///< its KV waits on the prefill replica for a decode replica to be ready
   /// Preempted with prefix caching: its cached blocks in that replica's free queue, in that epoch.
@@ -171,6 +170,10 @@ class Engine {
 
   /// Starts the transfer of request `id`'s KV (held by its prefill replica) to decode replica d.
   void send_kv(int id, int d, double now);
+
+  /// Request `id`'s KV (held by its prefill replica) leaves for pick_decode(), or, with no decode
+  /// replica ready, waits there (parked_).
+  void send_or_park(int id, double now);
 
   /// Parked KV leaves for decode replicas that are ready now (in the order it was parked).
   void dispatch_parked(double now);

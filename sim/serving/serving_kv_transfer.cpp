@@ -42,16 +42,20 @@ void Engine::hand_off(Replica& rep, int r, int id, double now) {
   rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
   s.xfer_from = r;
   s.xfer_blocks = s.blocks;
-  s.xfer_epoch = rep.epoch;
   s.blocks = 0;
   ++rep.outgoing;
-  const int best = pick_decode(r, now);
-  if (best < 0) {  // no decode replica ready (outages): the KV waits here
+  send_or_park(id, now);
+}
+
+void Engine::send_or_park(int id, double now) {
+  Seq& s = seqs_[static_cast<std::size_t>(id)];
+  const int d = pick_decode(s.xfer_from, now);
+  if (d < 0) {  // no decode replica ready (outages, or the autoscaler has none on): the KV waits
     s.parked = true;
     parked_.push_back(id);
     return;
   }
-  send_kv(id, best, now);
+  send_kv(id, d, now);
 }
 
 void Engine::send_kv(int id, int d, double now) {
@@ -109,16 +113,7 @@ void Engine::drop_transfers(int r, double now, std::vector<int>& lost) {
       again.push_back(id);
     }
   }
-  for (int id : again) {
-    Seq& s = seqs_[static_cast<std::size_t>(id)];
-    const int d = pick_decode(s.xfer_from, now);
-    if (d >= 0) {
-      send_kv(id, d, now);
-    } else {
-      s.parked = true;
-      parked_.push_back(id);
-    }
-  }
+  for (int id : again) send_or_park(id, now);
 }
 
 void Engine::land(int id, double now, StepQueue& steps) {
