@@ -23,24 +23,15 @@ KvLink link_between(const ClusterSpec& cluster, const std::vector<Slot>& a, cons
   return {gbps * 1e9 / 8, net.link_latency_s * (na.leaf == nb.leaf ? 2 : 4)};
 }
 
-/// The slots a replica holds at `t` (the last of its placements from t_s <= t; empty: down).
-const std::vector<Slot>& slots_at(const std::vector<PlacementChange>& placements, double t) {
+/// The slots a replica holds at `t`: its last placement from t_s <= t (empty: down). With
+/// `while_down`, a replica that is down gives where it last was (its links do not matter then).
+const std::vector<Slot>& slots_at(const std::vector<PlacementChange>& placements, double t,
+                                  bool while_down = false) {
   static const std::vector<Slot> kNone;
   const std::vector<Slot>* at = &kNone;
   for (const auto& p : placements) {
     if (p.t_s > t) break;
-    at = &p.slots;
-  }
-  return *at;
-}
-
-/// The slots a replica last held at or before `t` (down: where it was; its links do not matter then).
-const std::vector<Slot>& last_slots(const std::vector<PlacementChange>& placements, double t) {
-  static const std::vector<Slot> kNone;
-  const std::vector<Slot>* at = &kNone;
-  for (const auto& p : placements) {
-    if (p.t_s > t) break;
-    if (!p.slots.empty()) at = &p.slots;
+    if (!while_down || !p.slots.empty()) at = &p.slots;
   }
   return *at;
 }
@@ -71,8 +62,9 @@ std::vector<KvLink> links_at(const ServiceSpec& spec, const ClusterSpec& cluster
   std::vector<KvLink> links;
   for (int p = 0; p < prefill; ++p)
     for (int d = prefill; d < replicas; ++d)
-      links.push_back(link_between(cluster, last_slots(mine[static_cast<std::size_t>(p)], t),
-                                   last_slots(mine[static_cast<std::size_t>(d)], t), spec.tensor_parallel));
+      links.push_back(link_between(cluster, slots_at(mine[static_cast<std::size_t>(p)], t, true),
+                                   slots_at(mine[static_cast<std::size_t>(d)], t, true),
+                                   spec.tensor_parallel));
   return links;
 }
 
@@ -99,21 +91,18 @@ void apply_placement(const ServiceSpec& spec, const ClusterSpec& cluster, const 
     const std::vector<OccupancyChange> none;
     const auto& changes = k < occupancy.size() ? occupancy[k] : none;
     std::vector<ServingEngineConfig::SpeedChange> factors;
-    if (moves.empty()) {  // no replica ever moved: the jobs beside it alone change its speed
-      for (const auto& c : changes) factors.push_back({c.t_s, std::pow(colocation_slowdown, c.jobs)});
-      engine.replica_speed_changes.push_back(std::move(factors));
-      continue;
-    }
+    // Its speed changes when the jobs beside it change (changes) or any replica moves (moves).
     std::vector<double> times = moves;
     for (const auto& c : changes) times.push_back(c.t_s);
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end()), times.end());
+    std::size_t next_change = 0;
+    int jobs = 0;
     for (double t : times) {
+      for (; next_change < changes.size() && changes[next_change].t_s <= t; ++next_change)
+        jobs = changes[next_change].jobs;
       const auto& here = slots_at(mine[k], t);
       if (here.empty()) continue;  // down: it runs no step
-      int jobs = 0;
-      for (const auto& c : changes)
-        if (c.t_s <= t) jobs = c.jobs;
       // Factors multiply the first placement's speed (replica_speed).
       factors.push_back({t, std::pow(colocation_slowdown, jobs + others_at(all, here, t) - first)});
     }

@@ -32,6 +32,7 @@ namespace {
 /// error, not a workload (a duration of 1e308 s made a run with checkpoints never end).
 constexpr double kMaxTraceSeconds = 1e12;
 
+/// %g: a huge time stays short in the message (fmt() writes every digit of a fixed-point number).
 std::string short_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
