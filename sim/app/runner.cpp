@@ -79,7 +79,8 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   std::vector<PreparedService> prepared;
   for (const auto& spec : specs) prepared.push_back(prepare_service(spec));
-  // Generated traces stream (the run holds only the jobs in the system); files are read whole.
+  // Generated traces and sorted csv files stream (the run holds only the jobs in the system); other
+  // files are read whole.
   if (!sc.workload.format.empty())
     parts.stream = stream_trace(sc.workload, static_cast<std::size_t>(std::max(0L, sc.workload_limit)));
   if (!parts.stream) parts.jobs = load_jobs(sc);

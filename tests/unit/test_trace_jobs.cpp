@@ -2,15 +2,20 @@
 // TraceJobs holds only the jobs read and not yet done. No SimGrid run in this process.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "sim/engine/trace_jobs.hpp"
+#include "tests/test_util.hpp"
+#include "workloads/base/input_error.hpp"
 #include "workloads/jobs/trace_reader.hpp"
 
 using namespace fleetsim;
+using fleetsim::test::temp_dir;
+using fleetsim::test::write_file;
 
 namespace {
 
@@ -62,10 +67,69 @@ TEST_CASE("streamed trace: the synthetic generator's stream equals the trace rea
   std::size_t n = 0;
   while (limited->next(j)) CHECK(same(j, whole[n++]));
   CHECK(n == 10);
-  // A file format has no stream.
-  WorkloadConfig csv = c;
-  csv.format = "csv";
-  CHECK(stream_trace(csv) == nullptr);
+  // A format without a stream (read whole).
+  WorkloadConfig openb = c;
+  openb.format = "openb";
+  CHECK(stream_trace(openb) == nullptr);
+}
+
+namespace {
+WorkloadConfig csv_trace(const std::filesystem::path& file, const std::string& time_format = "") {
+  std::map<std::string, Options::Value> values;
+  Options::Value columns;
+  columns.line = 3;
+  columns.entries = {{"submit", "t"}, {"duration", "d"}, {"gpus", "g"}, {"user", "u"}};
+  values["columns"] = columns;
+  if (!time_format.empty()) values["time_format"] = Options::Value{time_format, 4, "", {}, {}};
+  WorkloadConfig c;
+  c.format = "csv";
+  c.path = file.string();
+  c.scenario_file = "s.toml";
+  c.settings = Options(std::move(values), "s.toml", "workload");
+  return c;
+}
+}  // namespace
+
+TEST_CASE("streamed trace: a CSV file in submit order streams and equals the file read whole") {
+  const auto dir = temp_dir("csvstream");
+  // seconds, with a quoted field holding the delimiter and a newline; ids default to job-<row>
+  write_file(dir / "a.csv", "t,d,g,u\n0,10,1,alice\n5,20,2,\"bob,\nsmith\"\n5,30,4,carol\n9.5,1,0,dave\n");
+  // datetimes: shifted so the first is 0
+  write_file(dir / "b.csv",
+             "t,d,g,u\n2024-01-01 00:00:10,10,1,a\n2024-01-01 00:01:00,20,2,b\n2024-01-01 01:00:00,30,4,c\n");
+  for (const auto& c : {csv_trace(dir / "a.csv"), csv_trace(dir / "b.csv", "%Y-%m-%d %H:%M:%S")}) {
+    const std::vector<JobSpec> whole = read_trace(c);
+    auto stream = stream_trace(c);
+    REQUIRE(stream);
+    REQUIRE(stream->size() == whole.size());
+    for (int pass = 0; pass < 2; ++pass) {
+      stream->rewind();
+      JobSpec j;
+      std::size_t n = 0;
+      for (; stream->next(j); ++n) {
+        REQUIRE(n < whole.size());
+        CHECK(same(j, whole[n]));
+        CHECK(j.user == whole[n].user);
+        CHECK(j.source_line == whole[n].source_line);
+      }
+      CHECK(n == whole.size());
+    }
+  }
+  const auto b = read_trace(csv_trace(dir / "b.csv", "%Y-%m-%d %H:%M:%S"));
+  CHECK(b[0].submit_s == 0);
+  CHECK(b[2].submit_s == 3590);
+  CHECK(read_trace(csv_trace(dir / "a.csv"))[1].id == "job-1");
+  CHECK(read_trace(csv_trace(dir / "a.csv"))[1].user == "bob,\nsmith");
+  // Out of order: no stream (read whole, then sorted); empty: no stream (read_trace names the file).
+  write_file(dir / "c.csv", "t,d,g,u\n5,10,1,a\n0,20,2,b\n");
+  CHECK(stream_trace(csv_trace(dir / "c.csv")) == nullptr);
+  CHECK(read_trace(csv_trace(dir / "c.csv"))[0].user == "b");
+  write_file(dir / "d.csv", "t,d,g,u\n");
+  CHECK(stream_trace(csv_trace(dir / "d.csv")) == nullptr);
+  // A bad row fails the stream's checking pass, naming file, line and field, as the whole read does.
+  write_file(dir / "e.csv", "t,d,g,u\n0,10,1,a\n1,ten,2,b\n");
+  CHECK_THROWS_WITH_AS(stream_trace(csv_trace(dir / "e.csv")), doctest::Contains("e.csv:3"), InputError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE(
