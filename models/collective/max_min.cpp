@@ -16,6 +16,9 @@ int MaxMinSolver::add_link(double capacity, bool shared) {
   weight_.push_back(0);
   frozen_.push_back(0);
   version_.push_back(0);
+  open_.push_back(0);
+  sens_.push_back(0);
+  sens_rate_.push_back(0);
   return static_cast<int>(capacity_.size()) - 1;
 }
 
@@ -139,7 +142,12 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
       if (!j.frozen) freeze(j, level);
     }
   }
-  if (members.size() > 1) mean_field(members, links);
+  if (members.size() > 1) {
+    if (idle_ == IdleShare::kArrival)
+      arrival_field(members, links);
+    else
+      mean_field(members, links);
+  }
   std::sort(solved_.begin(), solved_.end());
 }
 
@@ -182,6 +190,112 @@ void MaxMinSolver::mean_field(const std::vector<Job*>& members, const std::vecto
       const double next = (1 - step) * j->rate + step * r;
       change = std::max(change, std::abs(next - j->rate) / j->rate);
       j->next = next;
+    }
+    for (Job* j : members) j->rate = j->next;
+    if (change < 1e-6) break;
+    if (change > last) step = std::max(step / 2, 1.0 / 1024);
+    last = change;
+  }
+}
+
+}  // namespace fleetsim
+
+namespace fleetsim {
+
+// Arrival field. A link is a processor-sharing server for the jobs whose rate it sets, and each job
+// cycles between computing (off the link) and talking: a closed network in which, by the arrival
+// theorem, a job that starts talking sees each sharer j present with j's share of time talking in
+// the network *without* it, Q_j^(-i). The fluid mean field (Q_j^(-i) = q_j, the Bard-Schweitzer
+// approximation) over-counts sharers when there are few of them: against the exact product-form
+// solution of one link, it is 3-7% pessimistic for 2-8 heavily communicating jobs. Here
+// Q_j^(-i) = q_j - q_j (1 - q_j) d ln r_j, linearised in the rate j gains without i (within 2% of
+// the exact solution on the same cases). On link l, job i then gets, per flow,
+//   (C_l - A_l) / (c_i + sum over j != i bottlenecked on l of c_j w_j^(-i)),
+// A_l the mean load of the sharers whose rate another link sets (they take their rate, not an equal
+// share), w = Q + overlap (1 - Q). Its rate is the least over its links, within [max-min, alone].
+void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::vector<int>& links) {
+  bool any = false;
+  for (int li : links) open_[static_cast<std::size_t>(li)] = 0;  // flows on the link
+  for (Job* j : members)
+    for (const auto& u : j->uses)
+      if (shared_[static_cast<std::size_t>(u.link)] != 0) open_[static_cast<std::size_t>(u.link)] += u.count;
+  for (Job* j : members) {
+    j->floor = j->rate;
+    any = any || j->phi > 0;
+    // to start, the link that bounds it under max-min: the least capacity per flow
+    double best = std::numeric_limits<double>::infinity();
+    j->bottleneck = -1;
+    for (const auto& u : j->uses) {
+      const auto l = static_cast<std::size_t>(u.link);
+      if (shared_[l] != 0 && capacity_[l] / open_[l] < best) {
+        best = capacity_[l] / open_[l];
+        j->bottleneck = u.link;
+      }
+    }
+  }
+  if (!any) return;
+  auto duty = [](const Job& j) {
+    const double s = j.rate >= j.alone ? 1.0 : j.alone / j.rate;
+    return (1 - j.phi) * s / (j.phi + (1 - j.phi) * s);
+  };
+  constexpr double kTiny = 1e-12;
+  double step = 0.5, last = std::numeric_limits<double>::infinity();
+  for (int it = 0; it < 60; ++it) {
+    for (int li : links) {
+      const auto l = static_cast<std::size_t>(li);
+      frozen_[l] = 0;     // A_l: mean load of sharers bottlenecked elsewhere
+      weight_[l] = 0;     // B_l: presence of those bottlenecked here
+      sens_[l] = 0;       // K_l: sum c_j dw_j/dln r_j over those here
+      sens_rate_[l] = 0;  // G_l: the same, times r_j
+    }
+    for (Job* j : members) {
+      const double q = duty(*j);
+      j->mean = q + overlap_ * (1 - q);                // w_j
+      const double dw = (1 - overlap_) * q * (1 - q);  // dw_j / d ln r_j
+      for (const auto& u : j->uses) {
+        const auto l = static_cast<std::size_t>(u.link);
+        if (shared_[l] == 0) continue;
+        if (u.link == j->bottleneck) {
+          weight_[l] += u.count * j->mean;
+          sens_[l] += u.count * dw;
+          sens_rate_[l] += u.count * dw * j->rate;
+        } else {
+          frozen_[l] += u.count * j->mean * j->rate;
+        }
+      }
+    }
+    double change = 0;
+    for (Job* j : members) {
+      const double q = duty(*j);
+      const double dw = (1 - overlap_) * q * (1 - q);
+      double r = j->alone;
+      int at = -1;  // none: its alone rate bounds it
+      for (const auto& u : j->uses) {
+        const auto l = static_cast<std::size_t>(u.link);
+        if (shared_[l] == 0) continue;
+        const double open = std::max(capacity_[l] - frozen_[l], kTiny);  // C_l - A_l
+        double others = 0, avail = 0;
+        if (u.link == j->bottleneck) {
+          // without j, the sharers bottlenecked here gain d ln r = c_j w_j / (open / r_k)
+          const double gain = u.count * j->mean / open;
+          others = weight_[l] - u.count * j->mean - gain * (sens_rate_[l] - u.count * dw * j->rate);
+          avail = open;
+        } else {
+          const double own = u.count * j->mean * j->rate;
+          others = weight_[l] - own / open * sens_[l];
+          avail = std::max(capacity_[l] - (frozen_[l] - own), kTiny);
+        }
+        const double here = avail / (u.count + std::max(others, 0.0));
+        if (here <= r * (1 + 1e-9)) {  // a link that allows only its alone rate still bounds it
+          r = std::min(r, here);
+          at = u.link;
+        }
+      }
+      r = std::max(r, j->floor);
+      const double next = (1 - step) * j->rate + step * r;
+      change = std::max(change, std::abs(next - j->rate) / j->rate);
+      j->next = next;
+      j->bottleneck = at;
     }
     for (Job* j : members) j->rate = j->next;
     if (change < 1e-6) break;

@@ -10,7 +10,9 @@
 //   over all running jobs (models/collective/max_min.hpp): max-min fair (progressive filling) with
 //   [execution] fabric_sharing = "max-min" (every job talking all the time: the pessimistic bound),
 //   or by default "mean-field": max-min as the floor, plus what sharers leave idle on average while
-//   they compute (fabric_overlap = 0.15 weighs sharers a little above their share of time talking);
+//   they compute (fabric_overlap = 0.15 weighs sharers a little above their share of time talking),
+//   or "arrival": each link a processor-sharing server whose sharers are present, as a job that
+//   starts talking sees them, for their share of time talking without it (the arrival theorem);
 // - rates are re-solved only when the set of jobs on the fabric changes (a start, an end, a
 //   preemption), and only for the connected component of jobs sharing links with the changed one;
 // - a job of compute share phi whose all-reduces take T x (1 - phi) alone stretches them by

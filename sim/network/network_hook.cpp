@@ -39,14 +39,18 @@ const KeyRegistrar kKeys{{
      "fidelity network, fabric", above(0)},
     {"execution", "fabric_sharing", K::kString, "", "mean-field",
      "how the fabric fidelity shares a link: max-min (every job talks all the time: the pessimistic bound) | "
-     "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute)",
+     "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute) | "
+     "arrival (max-min as a floor; each sharer present with its share of time talking as a job starting to "
+     "talk sees it, and present jobs split the link: mean-value analysis of the closed network)",
      "fidelity fabric",
      [](const Options& o, const std::string& key) {
        const std::string v = o.text(key, "");
-       if (v != "max-min" && v != "mean-field") throw o.error(key, "must be \"max-min\" or \"mean-field\"");
+       if (v != "max-min" && v != "mean-field" && v != "arrival")
+         throw o.error(key, "must be \"max-min\", \"mean-field\" or \"arrival\"");
      }},
     {"execution", "fabric_overlap", K::kFloat, "", "0.15",
-     "mean-field fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a "
+     "mean-field and arrival fabric sharing: how much more than independent phases sharers' all-reduces "
+     "overlap (0: a "
      "sharer counts for its share of time talking; 1: always, as max-min; 0.15: fitted to the network "
      "fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network)",
      "fidelity fabric",
@@ -69,7 +73,9 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
-  c.mean_field = execution.text("fabric_sharing", "mean-field") == "mean-field";
+  const std::string sharing = execution.text("fabric_sharing", "mean-field");
+  c.mean_field = sharing != "max-min";
+  c.idle = sharing == "arrival" ? IdleShare::kArrival : IdleShare::kLeftover;
   c.fabric_overlap = execution.number("fabric_overlap", c.fabric_overlap);
   return c;
 }

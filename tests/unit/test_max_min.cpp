@@ -10,6 +10,7 @@
 #include "models/collective/max_min.hpp"
 
 using fleetsim::FlowUse;
+using fleetsim::IdleShare;
 using fleetsim::MaxMinSolver;
 
 TEST_CASE("max-min: two jobs on one link split it") {
@@ -120,8 +121,9 @@ Case random_case(std::mt19937& rng) {
   return c;
 }
 
-MaxMinSolver build(const Case& c, double scale, bool with_phi = false) {
-  MaxMinSolver s;
+MaxMinSolver build(const Case& c, double scale, bool with_phi = false,
+                   IdleShare idle = IdleShare::kLeftover) {
+  MaxMinSolver s(0, idle);
   for (std::size_t l = 0; l < c.capacity.size(); ++l) s.add_link(c.capacity[l] * scale, c.shared[l] != 0);
   for (const auto& [id, uses] : c.jobs) s.add(id, uses, with_phi ? c.phi.at(id) : 0.0);
   return s;
@@ -135,6 +137,8 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
     const Case c = random_case(rng);
     const MaxMinSolver s = build(c, 1), twice = build(c, 2);
     const MaxMinSolver mf = build(c, 1, true), mf_twice = build(c, 2, true);
+    const MaxMinSolver ar = build(c, 1, true, IdleShare::kArrival),
+                       ar_twice = build(c, 2, true, IdleShare::kArrival);
     std::vector<double> load(c.capacity.size(), 0.0);
     for (const auto& [id, uses] : c.jobs)
       for (const auto& u : uses)
@@ -158,6 +162,10 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
       CHECK(mf.rate(id) >= s.rate(id) * (1 - 1e-12));
       CHECK(mf.rate(id) <= s.alone_rate(id) * (1 + 1e-12));
       CHECK(mf_twice.rate(id) >= mf.rate(id));
+      // arrival field: likewise
+      CHECK(ar.rate(id) >= s.rate(id) * (1 - 1e-12));
+      CHECK(ar.rate(id) <= s.alone_rate(id) * (1 + 1e-12));
+      CHECK(ar_twice.rate(id) >= ar.rate(id) * (1 - 1e-6));
       // Max-min: some link of the job is saturated and no job on it has a higher rate (or the job
       // is at an unshared link's bound).
       bool bottleneck = false;
@@ -184,7 +192,8 @@ TEST_CASE("max-min: incremental adds and removes give the from-scratch rates") {
   for (int trial = 0; trial < 200; ++trial) {
     Case c = random_case(rng);
     const bool with_phi = trial % 2 == 1;
-    MaxMinSolver s = build(c, 1, with_phi);
+    const IdleShare idle = trial % 4 == 3 ? IdleShare::kArrival : IdleShare::kLeftover;
+    MaxMinSolver s = build(c, 1, with_phi, idle);
     // remove a random job, add a new one
     const long gone = static_cast<long>(rng() % c.jobs.size());
     s.remove(gone);
@@ -193,8 +202,90 @@ TEST_CASE("max-min: incremental adds and removes give the from-scratch rates") {
     c.jobs[100] = uses;
     c.phi[100] = 0.5;
     s.add(100, uses, with_phi ? 0.5 : 0.0);
-    const MaxMinSolver fresh = build(c, 1, with_phi);
+    const MaxMinSolver fresh = build(c, 1, with_phi, idle);
     for (const auto& [id, u] : c.jobs)
       CHECK(s.rate(id) == doctest::Approx(fresh.rate(id)).epsilon(with_phi ? 1e-4 : 1e-12));
   }
+}
+
+namespace {
+
+// Exact iteration times of jobs sharing one processor-sharing link of capacity 1 (one flow each),
+// each computing z_j then sending d_j (its time alone), with phases mixed at random: the closed
+// network's product form, P(S talking) ~ |S|! prod_{j in S} d_j prod_{j not in S} z_j, and
+// job j's throughput E[1{j in S} / |S|] / d_j.
+std::vector<double> product_form(const std::vector<double>& z, const std::vector<double>& d) {
+  const std::size_t n = z.size();
+  double total = 0;
+  std::vector<double> served(n, 0.0);
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
+    double w = 1;
+    int k = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const bool in = ((mask >> j) & 1u) != 0;
+      w *= in ? d[j] : z[j];
+      if (in) w *= ++k;
+    }
+    total += w;
+    for (std::size_t j = 0; j < n; ++j)
+      if (((mask >> j) & 1u) != 0) served[j] += w / k;
+  }
+  std::vector<double> t(n);
+  for (std::size_t j = 0; j < n; ++j) t[j] = d[j] * total / served[j];
+  return t;
+}
+
+// The solver's iteration times for the same jobs: z + d x alone / rate.
+std::vector<double> solver_times(const std::vector<double>& z, const std::vector<double>& d, IdleShare idle) {
+  MaxMinSolver s(0, idle);
+  const int l = s.add_link(1);
+  for (std::size_t j = 0; j < z.size(); ++j) s.add(static_cast<long>(j), {{l, 1}}, z[j] / (z[j] + d[j]));
+  std::vector<double> t(z.size());
+  for (std::size_t j = 0; j < z.size(); ++j)
+    t[j] = z[j] + d[j] * s.alone_rate(static_cast<long>(j)) / s.rate(static_cast<long>(j));
+  return t;
+}
+
+double sum(const std::vector<double>& v) {
+  double a = 0;
+  for (double x : v) a += x;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("max-min: arrival field - two jobs computing half their time, against the product form") {
+  // Exact: states {}, {1}, {2}, {1,2} weigh 1/4, 1/4, 1/4, 2/4 (total 5/4). Job 1 is served
+  // (1/4 + 2/4 / 2) / (5/4) = 0.4 of the time, so it completes 0.4 / 0.5 = 0.8 iterations per unit:
+  // 1.25 per iteration, against 1 alone. (Two such deterministic jobs keep their initial offset
+  // delta in [0, 0.5] and take 1.5 - delta per iteration: 1.25 on average over random offsets.)
+  const auto exact = product_form({0.5, 0.5}, {0.5, 0.5});
+  CHECK(exact[0] == doctest::Approx(1.25));
+  const auto arrival = solver_times({0.5, 0.5}, {0.5, 0.5}, IdleShare::kArrival);
+  const auto leftover = solver_times({0.5, 0.5}, {0.5, 0.5}, IdleShare::kLeftover);
+  CHECK(arrival[0] == doctest::Approx(1.25).epsilon(0.005));
+  // the fluid mean field: x = (sqrt 5 - 1) / 2 from the test above, 0.5 + 0.5 / x = 1.309
+  CHECK(leftover[0] == doctest::Approx(0.5 + 0.5 * 2 / (std::sqrt(5.0) - 1)).epsilon(1e-4));
+}
+
+TEST_CASE(
+    "max-min: arrival field - within 3% of the product form on random links, the mean field off by more") {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> u(0.1, 0.9);
+  double worst_arrival = 0, worst_leftover = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const std::size_t n = 2 + rng() % 6;
+    std::vector<double> z(n), d(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      z[j] = u(rng);
+      d[j] = u(rng);
+    }
+    const double exact = sum(product_form(z, d));
+    const double arrival = sum(solver_times(z, d, IdleShare::kArrival)) / exact - 1;
+    const double leftover = sum(solver_times(z, d, IdleShare::kLeftover)) / exact - 1;
+    CHECK(std::abs(arrival) < 0.03);
+    worst_arrival = std::max(worst_arrival, std::abs(arrival));
+    worst_leftover = std::max(worst_leftover, std::abs(leftover));
+  }
+  CHECK(worst_leftover > 2 * worst_arrival);
 }
