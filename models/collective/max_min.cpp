@@ -157,19 +157,8 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
 // its rate is the least of those over its links, at least its max-min rate (everyone talking at
 // once) and at most its alone rate. Solved by under-relaxed fixed-point iteration from the max-min rates.
 void MaxMinSolver::mean_field(const std::vector<Job*>& members, const std::vector<int>& links) {
-  bool any = false;
-  for (Job* j : members) {
-    j->floor = j->rate;
-    any = any || j->phi > 0;
-  }
-  if (!any) return;
-  auto duty = [](const Job& j) {
-    const double s = j.rate >= j.alone ? 1.0 : j.alone / j.rate;
-    return (1 - j.phi) * s / (j.phi + (1 - j.phi) * s);
-  };
-  // Under-relaxed: a job's target moves with the sum of its sharers' rates, so with many sharers a
-  // plain step overshoots into oscillation; the step halves whenever the largest change grows.
-  double step = 0.5, last = std::numeric_limits<double>::infinity();
+  if (!set_floors(members)) return;
+  Relaxation relax;
   for (int it = 0; it < 40; ++it) {
     for (int li : links) frozen_[static_cast<std::size_t>(li)] = 0;  // mean load
     for (Job* j : members) {
@@ -179,28 +168,46 @@ void MaxMinSolver::mean_field(const std::vector<Job*>& members, const std::vecto
         if (shared_[static_cast<std::size_t>(u.link)] != 0)
           frozen_[static_cast<std::size_t>(u.link)] += u.count * j->mean;
     }
-    double change = 0;
     for (Job* j : members) {
       double r = j->alone;
       for (const auto& u : j->uses) {
         const auto l = static_cast<std::size_t>(u.link);
         if (shared_[l] != 0) r = std::min(r, (capacity_[l] - (frozen_[l] - u.count * j->mean)) / u.count);
       }
-      r = std::max(r, j->floor);
-      const double next = (1 - step) * j->rate + step * r;
-      change = std::max(change, std::abs(next - j->rate) / j->rate);
-      j->next = next;
+      j->next = std::max(r, j->floor);
     }
-    for (Job* j : members) j->rate = j->next;
-    if (change < 1e-6) break;
-    if (change > last) step = std::max(step / 2, 1.0 / 1024);
-    last = change;
+    if (relax.step(members)) break;
   }
 }
 
-}  // namespace fleetsim
+bool MaxMinSolver::set_floors(const std::vector<Job*>& members) {
+  bool any = false;
+  for (Job* j : members) {
+    j->floor = j->rate;
+    any = any || j->phi > 0;
+  }
+  return any;
+}
 
-namespace fleetsim {
+double MaxMinSolver::duty(const Job& j) {
+  const double s = j.rate >= j.alone ? 1.0 : j.alone / j.rate;
+  return (1 - j.phi) * s / (j.phi + (1 - j.phi) * s);
+}
+
+// Under-relaxed: a job's target moves with the sum of its sharers' rates, so with many sharers a
+// plain step overshoots into oscillation; the step halves whenever the largest change grows.
+bool MaxMinSolver::Relaxation::step(const std::vector<Job*>& members) {
+  double change = 0;
+  for (Job* j : members) {
+    const double next = (1 - weight) * j->rate + weight * j->next;
+    change = std::max(change, std::abs(next - j->rate) / j->rate);
+    j->rate = next;
+  }
+  if (change < 1e-6) return true;
+  if (change > last) weight = std::max(weight / 2, 1.0 / 1024);
+  last = change;
+  return false;
+}
 
 // Arrival field. A link is a processor-sharing server for the jobs whose rate it sets, and each job
 // cycles between computing (off the link) and talking: a closed network in which, by the arrival
@@ -214,14 +221,12 @@ namespace fleetsim {
 // A_l the mean load of the sharers whose rate another link sets (they take their rate, not an equal
 // share), w = Q + overlap (1 - Q). Its rate is the least over its links, within [max-min, alone].
 void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::vector<int>& links) {
-  bool any = false;
+  if (!set_floors(members)) return;
   for (int li : links) open_[static_cast<std::size_t>(li)] = 0;  // flows on the link
   for (Job* j : members)
     for (const auto& u : j->uses)
       if (shared_[static_cast<std::size_t>(u.link)] != 0) open_[static_cast<std::size_t>(u.link)] += u.count;
   for (Job* j : members) {
-    j->floor = j->rate;
-    any = any || j->phi > 0;
     // to start, the link that bounds it under max-min: the least capacity per flow
     double best = std::numeric_limits<double>::infinity();
     j->bottleneck = -1;
@@ -233,13 +238,8 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
       }
     }
   }
-  if (!any) return;
-  auto duty = [](const Job& j) {
-    const double s = j.rate >= j.alone ? 1.0 : j.alone / j.rate;
-    return (1 - j.phi) * s / (j.phi + (1 - j.phi) * s);
-  };
   constexpr double kTiny = 1e-12;
-  double step = 0.5, last = std::numeric_limits<double>::infinity();
+  Relaxation relax;
   for (int it = 0; it < 60; ++it) {
     for (int li : links) {
       const auto l = static_cast<std::size_t>(li);
@@ -264,7 +264,6 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
         }
       }
     }
-    double change = 0;
     for (Job* j : members) {
       const double q = duty(*j);
       const double dw = (1 - overlap_) * q * (1 - q);
@@ -291,16 +290,10 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
           at = u.link;
         }
       }
-      r = std::max(r, j->floor);
-      const double next = (1 - step) * j->rate + step * r;
-      change = std::max(change, std::abs(next - j->rate) / j->rate);
-      j->next = next;
+      j->next = std::max(r, j->floor);
       j->bottleneck = at;
     }
-    for (Job* j : members) j->rate = j->next;
-    if (change < 1e-6) break;
-    if (change > last) step = std::max(step / 2, 1.0 / 1024);
-    last = change;
+    if (relax.step(members)) break;
   }
 }
 

@@ -80,6 +80,17 @@ class MaxMinSolver {
   };
   /// Re-solves the component reached from `seeds` (links) through shared links into solved_.
   void solve(const std::vector<int>& seeds);
+  /// Under-relaxed fixed-point step towards the members' targets (Job::next).
+  struct Relaxation {
+    double weight = 0.5;
+    double last = 1e300;  ///< the previous step's largest relative change
+    /// Moves each rate towards its target; true once the largest relative change is below 1e-6.
+    bool step(const std::vector<Job*>& members);
+  };
+  /// Keeps the max-min rates as floors; false if no member computes (nothing to add).
+  static bool set_floors(const std::vector<Job*>& members);
+  /// Share of its time a job talks at its current rate: (1 - phi) s / (phi + (1 - phi) s).
+  static double duty(const Job& j);
   void mean_field(const std::vector<Job*>& members, const std::vector<int>& links);
   void arrival_field(const std::vector<Job*>& members, const std::vector<int>& links);
 
