@@ -142,12 +142,8 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
       if (!j.frozen) freeze(j, level);
     }
   }
-  if (members.size() > 1) {
-    if (idle_ == IdleShare::kArrival)
-      arrival_field(members, links);
-    else
-      mean_field(members, links);
-  }
+  if (members.size() > 1 && idle_ == IdleShare::kArrival) arrival_field(members, links);
+  if (members.size() > 1 && idle_ == IdleShare::kLeftover) mean_field(members, links);
   std::sort(solved_.begin(), solved_.end());
 }
 

@@ -32,8 +32,9 @@ struct FlowUse {
   int count = 0;
 };
 
-/// How a job that computes part of its time shares a link with its sharers' idle time.
+/// How jobs that compute part of their time share the idle time of their sharers.
 enum class IdleShare {
+  kNone,      ///< not at all: every job talks all the time (max-min alone, the pessimistic bound)
   kLeftover,  ///< a job gets the capacity less its sharers' mean load (fluid mean field)
   kArrival,   ///< a job talks with each sharer present for its share of time, as seen on arrival
 };

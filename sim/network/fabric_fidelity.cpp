@@ -8,7 +8,7 @@
 namespace fleetsim {
 
 FabricFidelity::FabricFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config)
-    : cluster_(cluster), config_(config), solver_(config.fabric_overlap, config.idle) {}
+    : cluster_(cluster), config_(config), solver_(config.fabric_overlap, config.sharing) {}
 
 void FabricFidelity::attach(JobClock& clock, const Platform& platform, std::size_t jobs) {
   clock_ = &clock;
@@ -39,7 +39,7 @@ void FabricFidelity::on_start(JobId id, const PlacementSummary& where) {
   JobRecord& rec = clock_->record(id);
   if (rec.comm_s < 0) rec.comm_s = 0;
   ++solves_;
-  for (long j : solver_.add(id, uses, config_.mean_field ? f.phi : 0.0)) apply(static_cast<JobId>(j), now);
+  for (long j : solver_.add(id, uses, f.phi)) apply(static_cast<JobId>(j), now);
 }
 
 // The job's ring leaves the fabric (finish or preemption): the rest of its component is re-solved.

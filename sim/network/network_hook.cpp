@@ -17,6 +17,14 @@ namespace fleetsim {
 
 namespace {
 
+/// The fabric_sharing names and the sharing each selects (nullopt: not a valid name).
+std::optional<IdleShare> sharing_named(const std::string& name) {
+  if (name == "max-min") return IdleShare::kNone;
+  if (name == "mean-field") return IdleShare::kLeftover;
+  if (name == "arrival") return IdleShare::kArrival;
+  return std::nullopt;
+}
+
 using K = KeyKind;
 const KeyRegistrar kKeys{{
     {"execution", "fidelity", K::kString, "", "delay",
@@ -44,15 +52,13 @@ const KeyRegistrar kKeys{{
      "talk sees it, and present jobs split the link: mean-value analysis of the closed network)",
      "fidelity fabric",
      [](const Options& o, const std::string& key) {
-       const std::string v = o.text(key, "");
-       if (v != "max-min" && v != "mean-field" && v != "arrival")
+       if (!sharing_named(o.text(key, "")))
          throw o.error(key, "must be \"max-min\", \"mean-field\" or \"arrival\"");
      }},
     {"execution", "fabric_overlap", K::kFloat, "", "0.15",
      "mean-field and arrival fabric sharing: how much more than independent phases sharers' all-reduces "
-     "overlap (0: a "
-     "sharer counts for its share of time talking; 1: always, as max-min; 0.15: fitted to the network "
-     "fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network)",
+     "overlap (0: a sharer counts for its share of time talking; 1: always, as max-min; 0.15: fitted to "
+     "the network fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network)",
      "fidelity fabric",
      [](const Options& o, const std::string& key) {
        const double v = o.number(key, 0);
@@ -73,9 +79,7 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
-  const std::string sharing = execution.text("fabric_sharing", "mean-field");
-  c.mean_field = sharing != "max-min";
-  c.idle = sharing == "arrival" ? IdleShare::kArrival : IdleShare::kLeftover;
+  c.sharing = *sharing_named(execution.text("fabric_sharing", "mean-field"));
   c.fabric_overlap = execution.number("fabric_overlap", c.fabric_overlap);
   return c;
 }

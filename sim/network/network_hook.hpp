@@ -20,12 +20,11 @@
 namespace fleetsim {
 
 struct NetworkFidelityConfig {
-  double grad_bytes = 1e9;                ///< bytes all-reduced per iteration (job models without a shape)
-  double iteration_compute_s = 0.5;       ///< compute per iteration, s (likewise)
-  int chunks_shared = 16;                 ///< chunks per job while it shares links
-  bool mean_field = true;                 ///< fabric: sharers' idle capacity is shared too (else max-min)
-  double fabric_overlap = 0.15;           ///< fabric, mean field: extra overlap of sharers' all-reduces
-  IdleShare idle = IdleShare::kLeftover;  ///< fabric, mean field: how sharers' idle time is shared
+  double grad_bytes = 1e9;                   ///< bytes all-reduced per iteration (job models without a shape)
+  double iteration_compute_s = 0.5;          ///< compute per iteration, s (likewise)
+  int chunks_shared = 16;                    ///< chunks per job while it shares links
+  IdleShare sharing = IdleShare::kLeftover;  ///< fabric: how sharers' idle time is shared
+  double fabric_overlap = 0.15;              ///< fabric, mean and arrival field: extra overlap of all-reduces
 
   /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
   /// ("network" or "fabric", which share these keys).
