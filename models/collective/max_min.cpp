@@ -16,7 +16,6 @@ int MaxMinSolver::add_link(double capacity, bool shared) {
   weight_.push_back(0);
   frozen_.push_back(0);
   version_.push_back(0);
-  open_.push_back(0);
   sens_.push_back(0);
   sens_rate_.push_back(0);
   return static_cast<int>(capacity_.size()) - 1;
@@ -114,9 +113,10 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
   for (std::size_t k = 0; k < members.size(); ++k)
     if (members[k]->cap < std::numeric_limits<double>::infinity())
       heap.emplace(members[k]->cap, 1, static_cast<long>(k), 0u);
-  auto freeze = [&](Job& j, double level) {
+  auto freeze = [&](Job& j, double level, int link) {
     j.frozen = true;
     j.rate = level;
+    j.bottleneck = link;
     for (const auto& u : j.uses) {
       const auto l = static_cast<std::size_t>(u.link);
       if (shared_[l] == 0) continue;
@@ -132,14 +132,14 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
     heap.pop();
     if (kind == 1) {
       Job& j = *members[static_cast<std::size_t>(index)];
-      if (!j.frozen) freeze(j, level);
+      if (!j.frozen) freeze(j, level, -1);
       continue;
     }
     const auto l = static_cast<std::size_t>(index);
     if (version != version_[l] || weight_[l] <= 0) continue;
     for (long o : users_[l]) {
       Job& j = jobs_.at(o);
-      if (!j.frozen) freeze(j, level);
+      if (!j.frozen) freeze(j, level, static_cast<int>(index));
     }
   }
   if (members.size() > 1 && idle_ == IdleShare::kArrival) arrival_field(members, links);
@@ -211,29 +211,13 @@ bool MaxMinSolver::Relaxation::step(const std::vector<Job*>& members) {
 // the network *without* it, Q_j^(-i). The fluid mean field (Q_j^(-i) = q_j, the Bard-Schweitzer
 // approximation) over-counts sharers when there are few of them: against the exact product-form
 // solution of one link, it is 3-7% pessimistic for 2-8 heavily communicating jobs. Here
-// Q_j^(-i) = q_j - q_j (1 - q_j) d ln r_j, linearised in the rate j gains without i (within 2% of
-// the exact solution on the same cases). On link l, job i then gets, per flow,
+// Q_j^(-i) = q_j - q_j (1 - q_j) d ln r_j, linearised in the rate j gains without i (within 3% of
+// the exact solution on random links: tests/unit/test_max_min.cpp). On link l, job i then gets, per flow,
 //   (C_l - A_l) / (c_i + sum over j != i bottlenecked on l of c_j w_j^(-i)),
 // A_l the mean load of the sharers whose rate another link sets (they take their rate, not an equal
 // share), w = Q + overlap (1 - Q). Its rate is the least over its links, within [max-min, alone].
 void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::vector<int>& links) {
-  if (!set_floors(members)) return;
-  for (int li : links) open_[static_cast<std::size_t>(li)] = 0;  // flows on the link
-  for (Job* j : members)
-    for (const auto& u : j->uses)
-      if (shared_[static_cast<std::size_t>(u.link)] != 0) open_[static_cast<std::size_t>(u.link)] += u.count;
-  for (Job* j : members) {
-    // to start, the link that bounds it under max-min: the least capacity per flow
-    double best = std::numeric_limits<double>::infinity();
-    j->bottleneck = -1;
-    for (const auto& u : j->uses) {
-      const auto l = static_cast<std::size_t>(u.link);
-      if (shared_[l] != 0 && capacity_[l] / open_[l] < best) {
-        best = capacity_[l] / open_[l];
-        j->bottleneck = u.link;
-      }
-    }
-  }
+  if (!set_floors(members)) return;  // bottlenecks start as the links that froze them in max-min
   constexpr double kTiny = 1e-12;
   Relaxation relax;
   for (int it = 0; it < 60; ++it) {
@@ -246,23 +230,22 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
     }
     for (Job* j : members) {
       const double q = duty(*j);
-      j->mean = q + overlap_ * (1 - q);                // w_j
-      const double dw = (1 - overlap_) * q * (1 - q);  // dw_j / d ln r_j
+      j->presence = q + overlap_ * (1 - q);
+      j->sensitivity = (1 - overlap_) * q * (1 - q);
       for (const auto& u : j->uses) {
         const auto l = static_cast<std::size_t>(u.link);
         if (shared_[l] == 0) continue;
         if (u.link == j->bottleneck) {
-          weight_[l] += u.count * j->mean;
-          sens_[l] += u.count * dw;
-          sens_rate_[l] += u.count * dw * j->rate;
+          weight_[l] += u.count * j->presence;
+          sens_[l] += u.count * j->sensitivity;
+          sens_rate_[l] += u.count * j->sensitivity * j->rate;
         } else {
-          frozen_[l] += u.count * j->mean * j->rate;
+          frozen_[l] += u.count * j->presence * j->rate;
         }
       }
     }
     for (Job* j : members) {
-      const double q = duty(*j);
-      const double dw = (1 - overlap_) * q * (1 - q);
+      const double w = j->presence, dw = j->sensitivity;
       double r = j->alone;
       int at = -1;  // none: its alone rate bounds it
       for (const auto& u : j->uses) {
@@ -272,11 +255,11 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
         double others = 0, avail = 0;
         if (u.link == j->bottleneck) {
           // without j, the sharers bottlenecked here gain d ln r = c_j w_j / (open / r_k)
-          const double gain = u.count * j->mean / open;
-          others = weight_[l] - u.count * j->mean - gain * (sens_rate_[l] - u.count * dw * j->rate);
+          const double gain = u.count * w / open;
+          others = weight_[l] - u.count * w - gain * (sens_rate_[l] - u.count * dw * j->rate);
           avail = open;
         } else {
-          const double own = u.count * j->mean * j->rate;
+          const double own = u.count * w * j->rate;
           others = weight_[l] - own / open * sens_[l];
           avail = std::max(capacity_[l] - (frozen_[l] - own), kTiny);
         }

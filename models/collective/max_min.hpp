@@ -71,12 +71,14 @@ class MaxMinSolver {
     double alone = 0;  ///< min over links of C_l / count_l (unshared: C_l)
     double cap = 0;    ///< min over unshared links of C_l (inf: none)
     double rate = 0;
-    double phi = 0;       ///< compute share of its time
-    double floor = 0;     ///< max-min rate (mean-field scratch)
-    double mean = 0;      ///< mean per-flow rate q x rate (scratch)
-    double next = 0;      ///< (scratch)
-    int bottleneck = -1;  ///< arrival field: the link that sets its rate (scratch)
-    unsigned mark = 0;    ///< component search stamp
+    double phi = 0;          ///< compute share of its time
+    double floor = 0;        ///< max-min rate (mean-field scratch)
+    double mean = 0;         ///< mean per-flow rate q x rate (scratch)
+    double next = 0;         ///< (scratch)
+    double presence = 0;     ///< arrival field: w = Q + overlap (1 - Q), its weight on a link (scratch)
+    double sensitivity = 0;  ///< arrival field: dw / d ln rate (scratch)
+    int bottleneck = -1;     ///< the link that sets its rate (-1: none shared): max-min's, then the field's
+    unsigned mark = 0;       ///< component search stamp
     bool frozen = false;
   };
   /// Re-solves the component reached from `seeds` (links) through shared links into solved_.
@@ -107,7 +109,7 @@ class MaxMinSolver {
   std::vector<double> weight_;  ///< per link: flows of unfrozen jobs
   std::vector<double> frozen_;  ///< per link: load of frozen jobs
   std::vector<unsigned> version_;
-  std::vector<double> open_, sens_, sens_rate_;  ///< arrival field, per link (scratch)
+  std::vector<double> sens_, sens_rate_;  ///< arrival field, per link: sum c w' and sum c w' r (scratch)
   unsigned stamp_ = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -246,12 +247,6 @@ std::vector<double> solver_times(const std::vector<double>& z, const std::vector
   return t;
 }
 
-double sum(const std::vector<double>& v) {
-  double a = 0;
-  for (double x : v) a += x;
-  return a;
-}
-
 }  // namespace
 
 TEST_CASE("max-min: arrival field - two jobs computing half their time, against the product form") {
@@ -280,9 +275,10 @@ TEST_CASE(
       z[j] = u(rng);
       d[j] = u(rng);
     }
-    const double exact = sum(product_form(z, d));
-    const double arrival = sum(solver_times(z, d, IdleShare::kArrival)) / exact - 1;
-    const double leftover = sum(solver_times(z, d, IdleShare::kLeftover)) / exact - 1;
+    auto total = [](const std::vector<double>& t) { return std::accumulate(t.begin(), t.end(), 0.0); };
+    const double exact = total(product_form(z, d));
+    const double arrival = total(solver_times(z, d, IdleShare::kArrival)) / exact - 1;
+    const double leftover = total(solver_times(z, d, IdleShare::kLeftover)) / exact - 1;
     CHECK(std::abs(arrival) < 0.03);
     worst_arrival = std::max(worst_arrival, std::abs(arrival));
     worst_leftover = std::max(worst_leftover, std::abs(leftover));
