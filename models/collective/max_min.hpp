@@ -17,11 +17,16 @@
 // the link with its share of time talking as seen by a job that starts talking (the arrival theorem
 // of the closed network in which jobs alternate computing and talking, with a leave-one-out
 // correction), and present sharers split the link equally unless another link bounds them: within
-// 3% of the exact product-form solution on one link, where the mean field is 3-7% pessimistic.
+// 3% of the exact product-form solution on one link, where the mean field is 3-7% pessimistic (at
+// most 60 sweeps, to 1e-4: a tighter stop only moved chaotic runs, at 3x the time).
+// IdleShare::kWorstLink takes the arrival field's fixed point, then slows each job by how much its
+// expected worst time per byte over its links, their sharers present independently, exceeds the
+// worst of their means (worst_link.cpp).
 //
 // Incremental: adding or removing a job re-solves only the connected component of jobs linked to
 // it through shared links (the rates of other jobs cannot change).
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace fleetsim {
@@ -34,9 +39,11 @@ struct FlowUse {
 
 /// How jobs that compute part of their time share the idle time of their sharers.
 enum class IdleShare {
-  kNone,      ///< not at all: every job talks all the time (max-min alone, the pessimistic bound)
-  kLeftover,  ///< a job gets the capacity less its sharers' mean load (fluid mean field)
-  kArrival,   ///< a job talks with each sharer present for its share of time, as seen on arrival
+  kNone,       ///< not at all: every job talks all the time (max-min alone, the pessimistic bound)
+  kLeftover,   ///< a job gets the capacity less its sharers' mean load (fluid mean field)
+  kArrival,    ///< a job talks with each sharer present for its share of time, as seen on arrival
+  kWorstLink,  ///< as kArrival, then a job's time per byte is the expected worst of its links, each
+               ///< link's sharers coming and going independently (worst_link.cpp)
 };
 
 class MaxMinSolver {
@@ -86,8 +93,9 @@ class MaxMinSolver {
   /// Under-relaxed fixed-point step towards the members' targets (Job::next).
   struct Relaxation {
     double weight = 0.5;
-    double last = 1e300;  ///< the previous step's largest relative change
-    /// Moves each rate towards its target; true once the largest relative change is below 1e-6.
+    double last = 1e300;      ///< the previous step's largest relative change
+    double tolerance = 1e-6;  ///< done once the largest relative change is below it
+    /// Moves each rate towards its target; true once the largest relative change is below tolerance.
     bool step(const std::vector<Job*>& members);
   };
   /// Keeps the max-min rates as floors; false if no member computes (nothing to add).
@@ -96,6 +104,8 @@ class MaxMinSolver {
   static double duty(const Job& j);
   void mean_field(const std::vector<Job*>& members, const std::vector<int>& links);
   void arrival_field(const std::vector<Job*>& members, const std::vector<int>& links);
+  /// Arrival field's fixed point, then each rate from the expected worst link (worst_link.cpp).
+  void worst_field(const std::vector<Job*>& members, const std::vector<int>& links);
 
   double overlap_ = 0;
   IdleShare idle_ = IdleShare::kLeftover;
@@ -110,6 +120,8 @@ class MaxMinSolver {
   std::vector<double> frozen_;  ///< per link: load of frozen jobs
   std::vector<unsigned> version_;
   std::vector<double> sens_, sens_rate_;  ///< arrival field, per link: sum c w' and sum c w' r (scratch)
+  std::vector<std::vector<std::pair<Job*, int>>>
+      here_;  ///< worst field, per link: (job, flows) it bottlenecks
   unsigned stamp_ = 0;
 };
 

@@ -8,11 +8,13 @@
 // - each running job's ring is aggregated into per-link demands (the number of its ring flows
 //   crossing each link, as the network fidelity's ptask puts them) and its per-flow rate is solved
 //   over all running jobs (models/collective/max_min.hpp): max-min fair (progressive filling) with
-//   [execution] fabric_sharing = "max-min" (every job talking all the time: the pessimistic bound),
-//   or by default "mean-field": max-min as the floor, plus what sharers leave idle on average while
-//   they compute (fabric_overlap = 0.15 weighs sharers a little above their share of time talking),
-//   or "arrival": each link a processor-sharing server whose sharers are present, as a job that
-//   starts talking sees them, for their share of time talking without it (the arrival theorem);
+//   [execution] fabric_sharing = "max-min" (every job talking all the time: the pessimistic bound);
+//   "mean-field": max-min as the floor, plus what sharers leave idle on average while they compute
+//   (fabric_overlap = 0.15 weighs sharers a little above their share of time talking); "arrival":
+//   each link a processor-sharing server whose sharers are present, as a job that starts talking
+//   sees them, for their share of time talking without it (the arrival theorem); or by default
+//   "worst-link": arrival's presences, then a ring's time per byte is the expected worst of its
+//   links, each link's sharers coming and going independently (no fitted overlap);
 // - rates are re-solved only when the set of jobs on the fabric changes (a start, an end, a
 //   preemption), and only for the connected component of jobs sharing links with the changed one;
 // - a job of compute share phi whose all-reduces take T x (1 - phi) alone stretches them by
@@ -20,12 +22,12 @@
 //   engine's per-job hook speed factor (Execution::hook_speed = 1 / (phi + (1 - phi) s)).
 //
 // Alone (s = 1) a job runs exactly as in the delay fidelity. Against the network fidelity (whose
-// chunked ptasks overlap sharers' all-reduces in blocks), max-min is pessimistic and the pure mean
-// field (overlap 0) optimistic; README "Fidelity" gives the measured gaps. Link loads are piecewise
-// constant between rate changes: LinkLedger gives the same report (links.csv, link_tiers.csv,
-// summary.json "network"; ptasks = 0) as the network fidelity. Not modelled: a policy's or
-// co-location's speed change of a running job does not re-time its link loads; restart overheads
-// are counted as talking.
+// chunked ptasks overlap sharers' all-reduces in blocks), max-min is pessimistic, and the mean and
+// arrival fields at overlap 0 are optimistic; README "Fidelity" gives the measured gaps. Link loads
+// are piecewise constant between rate changes: LinkLedger gives the same report (links.csv,
+// link_tiers.csv, summary.json "network"; ptasks = 0) as the network fidelity. Not modelled: a
+// policy's or co-location's speed change of a running job does not re-time its link loads; restart
+// overheads are counted as talking.
 #include <optional>
 #include <vector>
 

@@ -22,6 +22,8 @@ std::optional<IdleShare> sharing_named(const std::string& name) {
   if (name == "max-min") return IdleShare::kNone;
   if (name == "mean-field") return IdleShare::kLeftover;
   if (name == "arrival") return IdleShare::kArrival;
+  if (name == "worst-link") return IdleShare::kWorstLink;
+  if (name == "worst-link") return IdleShare::kWorstLink;
   return std::nullopt;
 }
 
@@ -45,20 +47,23 @@ const KeyRegistrar kKeys{{
     {"execution", "iteration_compute_s", K::kFloat, "s", "0.5",
      "compute time per iteration of jobs whose job model does not describe their iteration",
      "fidelity network, fabric", above(0)},
-    {"execution", "fabric_sharing", K::kString, "", "mean-field",
+    {"execution", "fabric_sharing", K::kString, "", "worst-link",
      "how the fabric fidelity shares a link: max-min (every job talks all the time: the pessimistic bound) | "
      "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute) | "
      "arrival (max-min as a floor; each sharer present with its share of time talking as a job starting to "
-     "talk sees it, and present jobs split the link: mean-value analysis of the closed network)",
+     "talk sees it, and present jobs split the link: mean-value analysis of the closed network) | "
+     "worst-link (arrival's presences, then a ring's time per byte is the expected worst of its links, each "
+     "link's sharers coming and going independently)",
      "fidelity fabric",
      [](const Options& o, const std::string& key) {
        if (!sharing_named(o.text(key, "")))
-         throw o.error(key, "must be \"max-min\", \"mean-field\" or \"arrival\"");
+         throw o.error(key, "must be \"max-min\", \"mean-field\", \"arrival\" or \"worst-link\"");
      }},
-    {"execution", "fabric_overlap", K::kFloat, "", "0.15",
-     "mean-field and arrival fabric sharing: how much more than independent phases sharers' all-reduces "
-     "overlap (0: a sharer counts for its share of time talking; 1: always, as max-min; 0.15: fitted to "
-     "the network fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network)",
+    {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link), 0.15 (mean-field, arrival)",
+     "fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a sharer "
+     "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
+     "the network fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network; worst-link "
+     "needs none",
      "fidelity fabric",
      [](const Options& o, const std::string& key) {
        const double v = o.number(key, 0);
@@ -79,8 +84,8 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
-  c.sharing = *sharing_named(execution.text("fabric_sharing", "mean-field"));
-  c.fabric_overlap = execution.number("fabric_overlap", c.fabric_overlap);
+  c.sharing = *sharing_named(execution.text("fabric_sharing", "worst-link"));
+  c.fabric_overlap = execution.number("fabric_overlap", c.sharing == IdleShare::kWorstLink ? 0.0 : 0.15);
   return c;
 }
 

@@ -20,11 +20,11 @@
 namespace fleetsim {
 
 struct NetworkFidelityConfig {
-  double grad_bytes = 1e9;                   ///< bytes all-reduced per iteration (job models without a shape)
-  double iteration_compute_s = 0.5;          ///< compute per iteration, s (likewise)
-  int chunks_shared = 16;                    ///< chunks per job while it shares links
-  IdleShare sharing = IdleShare::kLeftover;  ///< fabric: how sharers' idle time is shared
-  double fabric_overlap = 0.15;              ///< fabric, mean and arrival field: extra overlap of all-reduces
+  double grad_bytes = 1e9;           ///< bytes all-reduced per iteration (job models without a shape)
+  double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
+  int chunks_shared = 16;            ///< chunks per job while it shares links
+  IdleShare sharing = IdleShare::kWorstLink;  ///< fabric: how sharers' idle time is shared
+  double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): 0.15 unless worst-link)
 
   /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
   /// ("network" or "fabric", which share these keys).

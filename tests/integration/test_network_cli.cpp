@@ -249,7 +249,7 @@ TEST_CASE("fabric cli: two jobs sharing a NIC and a 2 to 1 uplink - slowed, the 
   const auto a = column(fabric, "jct_s"), b = column(net, "jct_s");
   REQUIRE(a.size() == 2);
   // In phase, the network fidelity's ptasks always overlap (communication doubled); the fabric
-  // fidelity's mean field lets each use what the other leaves idle on average: slowed, less so.
+  // fidelity lets each use what the other leaves idle while it computes: slowed, less so.
   for (std::size_t k = 0; k < 2; ++k) {
     MESSAGE("job " << k << ": fabric " << a[k] << " s, network " << b[k] << " s");
     CHECK(a[k] > 1000);

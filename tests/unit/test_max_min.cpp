@@ -140,6 +140,8 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
     const MaxMinSolver mf = build(c, 1, true), mf_twice = build(c, 2, true);
     const MaxMinSolver ar = build(c, 1, true, IdleShare::kArrival),
                        ar_twice = build(c, 2, true, IdleShare::kArrival);
+    const MaxMinSolver wl = build(c, 1, true, IdleShare::kWorstLink),
+                       wl_twice = build(c, 2, true, IdleShare::kWorstLink);
     std::vector<double> load(c.capacity.size(), 0.0);
     for (const auto& [id, uses] : c.jobs)
       for (const auto& u : uses)
@@ -167,6 +169,10 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
       CHECK(ar.rate(id) >= s.rate(id) * (1 - 1e-12));
       CHECK(ar.rate(id) <= s.alone_rate(id) * (1 + 1e-12));
       CHECK(ar_twice.rate(id) >= ar.rate(id) * (1 - 1e-6));
+      // worst link: likewise, and never faster than the arrival field (E[max] >= max of means)
+      CHECK(wl.rate(id) >= s.rate(id) * (1 - 1e-12));
+      CHECK(wl.rate(id) <= ar.rate(id) * (1 + 1e-5));
+      CHECK(wl_twice.rate(id) >= wl.rate(id) * (1 - 1e-6));
       // Max-min: some link of the job is saturated and no job on it has a higher rate (or the job
       // is at an unshared link's bound).
       bool bottleneck = false;
@@ -193,7 +199,9 @@ TEST_CASE("max-min: incremental adds and removes give the from-scratch rates") {
   for (int trial = 0; trial < 200; ++trial) {
     Case c = random_case(rng);
     const bool with_phi = trial % 2 == 1;
-    const IdleShare idle = trial % 4 == 3 ? IdleShare::kArrival : IdleShare::kLeftover;
+    const IdleShare idle = trial % 4 == 3   ? IdleShare::kArrival
+                           : trial % 8 == 1 ? IdleShare::kWorstLink
+                                            : IdleShare::kLeftover;
     MaxMinSolver s = build(c, 1, with_phi, idle);
     // remove a random job, add a new one
     const long gone = static_cast<long>(rng() % c.jobs.size());
@@ -284,4 +292,49 @@ TEST_CASE(
     worst_leftover = std::max(worst_leftover, std::abs(leftover));
   }
   CHECK(worst_leftover > 2 * worst_arrival);
+}
+
+TEST_CASE("max-min: worst link - on one link it is the arrival field") {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> u(0.1, 0.9);
+  for (int trial = 0; trial < 30; ++trial) {
+    const std::size_t n = 2 + rng() % 6;
+    std::vector<double> z(n), d(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      z[j] = u(rng);
+      d[j] = u(rng);
+    }
+    const auto arrival = solver_times(z, d, IdleShare::kArrival);
+    const auto worst = solver_times(z, d, IdleShare::kWorstLink);
+    // one link: E[max] is E[X], so the worst field's factor is 1 up to rounding
+    for (std::size_t j = 0; j < n; ++j) CHECK(worst[j] == doctest::Approx(arrival[j]).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("max-min: worst link - a ring crossing two links waits on either link's sharer") {
+  // Job A crosses links 1 and 2 (capacity 1) and its own link 0 (0.8), so it runs at 0.8 alone;
+  // job B talks on link 1 only, C on link 2 only. All compute phi = 0.8 of their time alone.
+  // Arrival field: A stays at 0.8 (1 / (1 + p) > 0.8 on links 1 and 2), so A talks q_A = 0.2 of its
+  // time and loads links 1 and 2 with 0.2 x 0.8 = 0.16 on average; B (and C) get 1 - 0.16 = 0.84 and
+  // talk q_B = 0.2 s / (0.8 + 0.2 s) of their time, s = 1 / 0.84. Without A, B would gain
+  // d ln r = 0.16 / 0.84, so A sees B present with p = q_B - q_B (1 - q_B) 0.16 / 0.84 (likewise C).
+  // A's time per byte on link 1 is 1 + (B present), on link 2 1 + (C present), on link 0 1.25:
+  // E[max] = 1.25 (1 - p)^2 + 2 (1 - (1 - p)^2), against max of the means max(1.25, 1 + p) = 1.25.
+  auto build_abc = [](IdleShare idle) {
+    MaxMinSolver s(0, idle);
+    const int own = s.add_link(0.8), l1 = s.add_link(1), l2 = s.add_link(1);
+    s.add(0, {{own, 1}, {l1, 1}, {l2, 1}}, 0.8);
+    s.add(1, {{l1, 1}}, 0.8);
+    s.add(2, {{l2, 1}}, 0.8);
+    return s;
+  };
+  const MaxMinSolver arrival = build_abc(IdleShare::kArrival), worst = build_abc(IdleShare::kWorstLink);
+  // (the arrival field's fixed point stops once no rate moves by 1e-4 of itself in a sweep)
+  const double sb = 1 / 0.84, qb = 0.2 * sb / (0.8 + 0.2 * sb);
+  const double p = qb - qb * (1 - qb) * 0.16 / 0.84, none = (1 - p) * (1 - p);
+  CHECK(arrival.rate(0) == doctest::Approx(0.8).epsilon(3e-4));
+  CHECK(arrival.rate(1) == doctest::Approx(0.84).epsilon(3e-4));
+  CHECK(worst.rate(1) == doctest::Approx(0.84).epsilon(3e-4));  // one link: as the arrival field
+  CHECK(worst.rate(0) == doctest::Approx(1 / (1.25 * none + 2 * (1 - none))).epsilon(3e-4));
+  CHECK(worst.rate(0) < 0.7);  // about 0.66: 18% slower than the arrival field says
 }

@@ -1,0 +1,144 @@
+// Worst-link field (IdleShare::kWorstLink): the arrival field's fixed point, then each job slowed
+// by how much the expected worst of its links exceeds the worst of their means.
+//
+// A ring moves at the rate of its slowest link, and on each shared link the sharers that link
+// bottlenecks come and go independently (each is bottlenecked, hence counted as present or absent,
+// on one link only). At one instant, job i's time per byte on link l is
+// X_l = (c_i + S_l) / (C_l - A_l), S_l the flows of the sharers talking there (a Poisson-binomial
+// sum of their presences, as the arrival field computes them) and A_l the mean load of sharers whose
+// rate another link sets. The ring takes max_l X_l per byte. The arrival field's rate,
+// 1 / max_l E[X_l], is right on one link and optimistic on several: a ring crossing two links whose
+// sharers each talk half the time waits on either three quarters of the time, not half. So its rate
+// is multiplied by max_l E[X_l] / E[max_l X_l], both at its fixed point (1 on one link). E[max] of
+// independent links comes from the product of their distribution functions: exact up to
+// kExactFlows sharing flows on a link, a normal (5-point Gauss-Hermite) above. One pass: the slower
+// rates are not fed back into the presences (iterating that to a fixed point oscillated).
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "models/collective/max_min.hpp"
+
+namespace fleetsim {
+
+namespace {
+
+/// A step of one link's distribution of time per byte: P(X_link <= x) = cdf.
+struct Step {
+  double x = 0;
+  int link = 0;
+  double cdf = 0;
+};
+
+constexpr int kExactFlows = 48;  ///< sharing flows up to which a link's distribution is exact
+
+/// Appends link `link`'s steps: X = (own + S) / avail, S the sum of `present` (probability, flows).
+/// Returns E[X].
+double link_steps(const std::vector<std::pair<double, int>>& present, int own, double avail, int link,
+                  std::vector<double>& pmf, std::vector<Step>& steps) {
+  int flows = 0;
+  double mean = 0, var = 0;
+  for (const auto& [p, c] : present) {
+    flows += c;
+    mean += c * p;
+    var += static_cast<double>(c) * c * p * (1 - p);
+  }
+  if (flows > kExactFlows) {
+    static constexpr double kZ[5] = {-2.856970013872806, -1.355626179974266, 0, 1.355626179974266,
+                                     2.856970013872806};
+    static constexpr double kW[5] = {0.011257411327721, 0.222075922005613, 0.533333333333333,
+                                     0.222075922005613, 0.011257411327721};
+    double cdf = 0;
+    for (int z = 0; z < 5; ++z) {
+      cdf = z == 4 ? 1.0 : cdf + kW[z];
+      steps.push_back({(own + std::max(mean + std::sqrt(var) * kZ[z], 0.0)) / avail, link, cdf});
+    }
+    return (own + mean) / avail;
+  }
+  pmf.assign(1, 1.0);  // Poisson-binomial by convolution
+  for (const auto& [p, c] : present) {
+    const auto shift = static_cast<std::size_t>(c);
+    pmf.resize(pmf.size() + shift, 0.0);
+    for (std::size_t s = pmf.size(); s-- > shift;) pmf[s] = pmf[s] * (1 - p) + pmf[s - shift] * p;
+    for (std::size_t s = 0; s < shift; ++s) pmf[s] *= 1 - p;
+  }
+  double cdf = 0;
+  for (std::size_t s = 0; s < pmf.size(); ++s) {
+    cdf += pmf[s];
+    if (pmf[s] > 1e-13) steps.push_back({(own + static_cast<double>(s)) / avail, link, std::min(cdf, 1.0)});
+  }
+  steps.back().cdf = 1.0;
+  return (own + mean) / avail;
+}
+
+/// E[max(least, X_0, ..., X_{links-1})] of independent links given as steps: sum of x dF(x), F the
+/// product of the links' distribution functions.
+double expected_max(std::vector<Step>& steps, int links, double least, std::vector<double>& level) {
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.x < b.x; });
+  level.assign(static_cast<std::size_t>(links), 0.0);
+  double below = 0, expect = 0;
+  for (const Step& s : steps) {
+    level[static_cast<std::size_t>(s.link)] = s.cdf;
+    double all = 1;
+    for (double f : level) all *= f;
+    expect += std::max(s.x, least) * (all - below);
+    below = all;
+  }
+  return std::max(expect, least);
+}
+
+}  // namespace
+
+void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vector<int>& links) {
+  arrival_field(members, links);  // leaves each job's max-min rate as its floor
+  if (std::none_of(members.begin(), members.end(), [](const Job* j) { return j->phi > 0; })) return;
+  constexpr double kTiny = 1e-12;
+  for (int li : links) {
+    const auto l = static_cast<std::size_t>(li);
+    frozen_[l] = 0;  // A_l, as in the arrival field
+    here_[l].clear();
+  }
+  for (Job* j : members) {
+    const double q = duty(*j);
+    j->presence = q + overlap_ * (1 - q);
+    j->sensitivity = (1 - overlap_) * q * (1 - q);
+    for (const auto& u : j->uses) {
+      const auto l = static_cast<std::size_t>(u.link);
+      if (shared_[l] == 0) continue;
+      if (u.link == j->bottleneck)
+        here_[l].emplace_back(j, u.count);
+      else
+        frozen_[l] += u.count * j->presence * j->rate;
+    }
+  }
+  std::vector<std::pair<double, int>> present;
+  std::vector<double> pmf, level;
+  std::vector<Step> steps;
+  for (Job* j : members) {
+    steps.clear();
+    int seen = 0;
+    double means = 1 / j->alone;  // max(1 / alone, max_l E[X_l]): the arrival field's time per byte
+    for (const auto& u : j->uses) {
+      const auto l = static_cast<std::size_t>(u.link);
+      if (shared_[l] == 0) continue;
+      // without j, each sharer k gains d ln r_k = j's load here / (C_l - A_l) (as in the arrival field)
+      const bool mine = u.link == j->bottleneck;
+      const double own = mine ? 0.0 : u.count * j->presence * j->rate;
+      const double open = std::max(capacity_[l] - frozen_[l], kTiny);
+      present.clear();
+      for (const auto& [k, c] : here_[l]) {
+        if (k == j) continue;
+        const double gain = (mine ? u.count * j->presence * k->rate : own) / open;
+        present.emplace_back(std::clamp(k->presence - k->sensitivity * gain, 0.0, 1.0), c);
+      }
+      means = std::max(means, link_steps(present, u.count, std::max(open + own, kTiny), seen++, pmf, steps));
+    }
+    // the arrival rate, slowed by the ratio of the expected worst link to the worst mean
+    const double worst = seen == 0 ? means : expected_max(steps, seen, 1 / j->alone, level);
+    j->next = std::max(j->rate * means / worst, j->floor);
+  }
+  for (Job* j : members) j->rate = j->next;
+}
+
+}  // namespace fleetsim
