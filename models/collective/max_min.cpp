@@ -192,6 +192,12 @@ double MaxMinSolver::duty(const Job& j) {
   return (1 - j.phi) * s / (j.phi + (1 - j.phi) * s);
 }
 
+void MaxMinSolver::weigh(Job& j) const {
+  const double q = duty(j);
+  j.presence = q + overlap_ * (1 - q);
+  j.sensitivity = (1 - overlap_) * q * (1 - q);
+}
+
 // Under-relaxed: a job's target moves with the sum of its sharers' rates, so with many sharers a
 // plain step overshoots into oscillation; the step halves whenever the largest change grows.
 bool MaxMinSolver::Relaxation::step(const std::vector<Job*>& members) {
@@ -232,9 +238,7 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
       sens_rate_[l] = 0;  // G_l: the same, times r_j
     }
     for (Job* j : members) {
-      const double q = duty(*j);
-      j->presence = q + overlap_ * (1 - q);
-      j->sensitivity = (1 - overlap_) * q * (1 - q);
+      weigh(*j);
       for (const auto& u : j->uses) {
         const auto l = static_cast<std::size_t>(u.link);
         if (shared_[l] == 0) continue;

@@ -102,6 +102,8 @@ class MaxMinSolver {
   static bool set_floors(const std::vector<Job*>& members);
   /// Share of its time a job talks at its current rate: (1 - phi) s / (phi + (1 - phi) s).
   static double duty(const Job& j);
+  /// Sets a job's presence w = Q + overlap (1 - Q) and its sensitivity dw / d ln rate at its rate.
+  void weigh(Job& j) const;
   void mean_field(const std::vector<Job*>& members, const std::vector<int>& links);
   void arrival_field(const std::vector<Job*>& members, const std::vector<int>& links);
   /// Arrival field's fixed point, then each rate from the expected worst link (worst_link.cpp).

@@ -100,9 +100,7 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
     here_[l].clear();
   }
   for (Job* j : members) {
-    const double q = duty(*j);
-    j->presence = q + overlap_ * (1 - q);
-    j->sensitivity = (1 - overlap_) * q * (1 - q);
+    weigh(*j);
     for (const auto& u : j->uses) {
       const auto l = static_cast<std::size_t>(u.link);
       if (shared_[l] == 0) continue;
