@@ -33,9 +33,9 @@ struct Step {
 
 constexpr int kExactFlows = 48;  ///< sharing flows up to which a link's distribution is exact
 
-/// Appends link `link`'s steps: X = (own + S) / avail, S the sum of `present` (probability, flows).
-/// Returns E[X].
-double link_steps(const std::vector<std::pair<double, int>>& present, int own, double avail, int link,
+/// Appends link `link`'s steps: X = (count + S) / avail, count the job's own flows on it, S the sum of
+/// `present` (probability, flows). Returns E[X].
+double link_steps(const std::vector<std::pair<double, int>>& present, int count, double avail, int link,
                   std::vector<double>& pmf, std::vector<Step>& steps) {
   int flows = 0;
   double mean = 0, var = 0;
@@ -52,9 +52,9 @@ double link_steps(const std::vector<std::pair<double, int>>& present, int own, d
     double cdf = 0;
     for (int z = 0; z < 5; ++z) {
       cdf = z == 4 ? 1.0 : cdf + kW[z];
-      steps.push_back({(own + std::max(mean + std::sqrt(var) * kZ[z], 0.0)) / avail, link, cdf});
+      steps.push_back({(count + std::max(mean + std::sqrt(var) * kZ[z], 0.0)) / avail, link, cdf});
     }
-    return (own + mean) / avail;
+    return (count + mean) / avail;
   }
   pmf.assign(1, 1.0);  // Poisson-binomial by convolution
   for (const auto& [p, c] : present) {
@@ -66,10 +66,10 @@ double link_steps(const std::vector<std::pair<double, int>>& present, int own, d
   double cdf = 0;
   for (std::size_t s = 0; s < pmf.size(); ++s) {
     cdf += pmf[s];
-    if (pmf[s] > 1e-13) steps.push_back({(own + static_cast<double>(s)) / avail, link, std::min(cdf, 1.0)});
+    if (pmf[s] > 1e-13) steps.push_back({(count + static_cast<double>(s)) / avail, link, std::min(cdf, 1.0)});
   }
   steps.back().cdf = 1.0;
-  return (own + mean) / avail;
+  return (count + mean) / avail;
 }
 
 /// E[max(least, X_0, ..., X_{links-1})] of independent links given as steps: sum of x dF(x), F the
