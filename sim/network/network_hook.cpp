@@ -17,14 +17,30 @@ namespace fleetsim {
 
 namespace {
 
-/// The fabric_sharing names and the sharing each selects (nullopt: not a valid name).
-std::optional<IdleShare> sharing_named(const std::string& name) {
-  if (name == "max-min") return IdleShare::kNone;
-  if (name == "mean-field") return IdleShare::kLeftover;
-  if (name == "arrival") return IdleShare::kArrival;
-  if (name == "worst-link") return IdleShare::kWorstLink;
-  if (name == "worst-link") return IdleShare::kWorstLink;
-  return std::nullopt;
+/// A fabric_sharing name, the sharing it selects and its fabric_overlap default.
+struct Sharing {
+  const char* name;
+  IdleShare share;
+  double overlap;  ///< 0.15 fitted for the mean and arrival fields; worst-link fits none (max-min: unused)
+};
+constexpr Sharing kSharings[] = {
+    {"max-min", IdleShare::kNone, 0},
+    {"mean-field", IdleShare::kLeftover, 0.15},
+    {"arrival", IdleShare::kArrival, 0.15},
+    {"worst-link", IdleShare::kWorstLink, 0},
+};
+
+std::vector<std::string> sharing_names() {
+  std::vector<std::string> names;
+  for (const Sharing& s : kSharings) names.emplace_back(s.name);
+  return names;
+}
+
+/// The sharing named `name` (checked by the key's one_of before a config is read).
+const Sharing& sharing_named(const std::string& name) {
+  for (const Sharing& s : kSharings)
+    if (name == s.name) return s;
+  throw std::invalid_argument("fabric_sharing: unknown sharing '" + name + "'");
 }
 
 using K = KeyKind;
@@ -54,11 +70,7 @@ const KeyRegistrar kKeys{{
      "talk sees it, and present jobs split the link: mean-value analysis of the closed network) | "
      "worst-link (arrival's presences, then a ring's time per byte is the expected worst of its links, each "
      "link's sharers coming and going independently)",
-     "fidelity fabric",
-     [](const Options& o, const std::string& key) {
-       if (!sharing_named(o.text(key, "")))
-         throw o.error(key, "must be \"max-min\", \"mean-field\", \"arrival\" or \"worst-link\"");
-     }},
+     "fidelity fabric", one_of(sharing_names())},
     {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link), 0.15 (mean-field, arrival)",
      "fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a sharer "
      "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
@@ -84,8 +96,9 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
-  c.sharing = *sharing_named(execution.text("fabric_sharing", "worst-link"));
-  c.fabric_overlap = execution.number("fabric_overlap", c.sharing == IdleShare::kWorstLink ? 0.0 : 0.15);
+  const Sharing& sharing = sharing_named(execution.text("fabric_sharing", "worst-link"));
+  c.sharing = sharing.share;
+  c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
   return c;
 }
 

@@ -24,7 +24,7 @@ struct NetworkFidelityConfig {
   double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
   int chunks_shared = 16;            ///< chunks per job while it shares links
   IdleShare sharing = IdleShare::kWorstLink;  ///< fabric: how sharers' idle time is shared
-  double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): 0.15 unless worst-link)
+  double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): the sharing's default)
 
   /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
   /// ("network" or "fabric", which share these keys).

@@ -334,3 +334,18 @@ TEST_CASE("fabric cli: an unknown fidelity lists the valid ones") {
   for (const char* name : {"delay", "network", "fabric"}) CHECK(r.output.find(name) != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("fabric cli: an unknown fabric sharing lists the valid ones and the closest") {
+  const auto dir = temp_dir("netcli");
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n");
+  write_file(dir / "s.toml", scenario(Cluster{}, "fabric"));
+  const auto r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet --out " +
+                              (dir / "out").string() + " --set execution.fabric_sharing=worstlink");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("execution.fabric_sharing") != std::string::npos);
+  CHECK(r.output.find("did you mean 'worst-link'") != std::string::npos);
+  for (const char* name : {"max-min", "mean-field", "arrival", "worst-link"})
+    CHECK(r.output.find(name) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "out" / "jobs.csv"));  // no partial output
+  std::filesystem::remove_all(dir);
+}
