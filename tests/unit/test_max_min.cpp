@@ -272,7 +272,7 @@ TEST_CASE("max-min: arrival field - two jobs computing half their time, against 
 }
 
 TEST_CASE(
-    "max-min: arrival field - within 3% of the product form on random links, the mean field off by more; "
+    "max-min: arrival field - within 3% of the product form on random links, the mean field off by more, "
     "worst link equal to it on one link") {
   std::mt19937 rng(23);
   std::uniform_real_distribution<double> u(0.1, 0.9);
@@ -286,11 +286,11 @@ TEST_CASE(
     }
     auto total = [](const std::vector<double>& t) { return std::accumulate(t.begin(), t.end(), 0.0); };
     const double exact = total(product_form(z, d));
-    const double arrival = total(solver_times(z, d, IdleShare::kArrival)) / exact - 1;
+    const auto by_arrival = solver_times(z, d, IdleShare::kArrival);
+    const double arrival = total(by_arrival) / exact - 1;
     const double leftover = total(solver_times(z, d, IdleShare::kLeftover)) / exact - 1;
     CHECK(std::abs(arrival) < 0.03);
     // one link: E[max] is E[X], so the worst field's factor is 1 up to rounding
-    const auto by_arrival = solver_times(z, d, IdleShare::kArrival);
     const auto by_worst = solver_times(z, d, IdleShare::kWorstLink);
     for (std::size_t j = 0; j < n; ++j) CHECK(by_worst[j] == doctest::Approx(by_arrival[j]).epsilon(1e-12));
     worst_arrival = std::max(worst_arrival, std::abs(arrival));
