@@ -143,10 +143,18 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
       if (!j.frozen) freeze(j, level, static_cast<int>(index));
     }
   }
-  if (members.size() > 1 && idle_ == IdleShare::kArrival) arrival_field(members, links);
-  if (members.size() > 1 && idle_ == IdleShare::kWorstLink) worst_field(members, links);
-  if (members.size() > 1 && idle_ == IdleShare::kLeftover) mean_field(members, links);
   std::sort(solved_.begin(), solved_.end());
+  if (members.size() < 2) return;  // a lone job keeps its max-min (alone) rate
+  switch (idle_) {
+    case IdleShare::kNone:
+      return;
+    case IdleShare::kLeftover:
+      return mean_field(members, links);
+    case IdleShare::kArrival:
+      return arrival_field(members, links);
+    case IdleShare::kWorstLink:
+      return worst_field(members, links);
+  }
 }
 
 // Jobs that compute part of their time (phi > 0) talk only a share q = (1 - phi) s / (phi + (1 - phi) s)
@@ -226,7 +234,6 @@ bool MaxMinSolver::Relaxation::step(const std::vector<Job*>& members) {
 // share), w = Q + overlap (1 - Q). Its rate is the least over its links, within [max-min, alone].
 void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::vector<int>& links) {
   if (!set_floors(members)) return;  // bottlenecks start as the links that froze them in max-min
-  constexpr double kTiny = 1e-12;
   Relaxation relax;
   relax.tolerance = 1e-4;  // 1e-6 took 3x the sweeps on network-2k and moved only chaotic runs
   for (int it = 0; it < 60; ++it) {

@@ -46,6 +46,14 @@ enum class IdleShare {
                ///< link's sharers coming and going independently (worst_link.cpp)
 };
 
+/// One step of the distribution of a job's time per byte on one link: P(X <= x) = cdf (the
+/// worst-link field's scratch, worst_link.cpp).
+struct TimeStep {
+  double x = 0;
+  int link = 0;  ///< the link's index among the job's shared links
+  double cdf = 0;
+};
+
 class MaxMinSolver {
  public:
   /// `overlap` in [0, 1]: how much more than independent phases the sharers' all-reduces overlap
@@ -79,7 +87,7 @@ class MaxMinSolver {
     double cap = 0;    ///< min over unshared links of C_l (inf: none)
     double rate = 0;
     double phi = 0;          ///< compute share of its time
-    double floor = 0;        ///< max-min rate (mean-field scratch)
+    double floor = 0;        ///< max-min rate (scratch of the fields)
     double mean = 0;         ///< mean per-flow rate q x rate (scratch)
     double next = 0;         ///< (scratch)
     double presence = 0;     ///< arrival field: w = Q + overlap (1 - Q), its weight on a link (scratch)
@@ -98,6 +106,7 @@ class MaxMinSolver {
     /// Moves each rate towards its target; true once the largest relative change is below tolerance.
     bool step(const std::vector<Job*>& members);
   };
+  static constexpr double kTiny = 1e-12;  ///< least capacity left on a link, bytes/s (no division by 0)
   /// Keeps the max-min rates as floors; false if no member computes (nothing to add).
   static bool set_floors(const std::vector<Job*>& members);
   /// Share of its time a job talks at its current rate: (1 - phi) s / (phi + (1 - phi) s).
@@ -123,7 +132,12 @@ class MaxMinSolver {
   std::vector<unsigned> version_;
   std::vector<double> sens_, sens_rate_;  ///< arrival field, per link: sum c w' and sum c w' r (scratch)
   std::vector<std::vector<std::pair<Job*, int>>>
-      here_;  ///< worst field, per link: (job, flows) it bottlenecks
+      here_;                                      ///< worst field, per link: (job, flows) it bottlenecks
+  struct WorstScratch {                           ///< worst field, per job (reused across solves)
+    std::vector<std::pair<double, int>> present;  ///< a link's sharers: (presence, flows)
+    std::vector<double> pmf, level;
+    std::vector<TimeStep> steps;
+  } worst_;
   unsigned stamp_ = 0;
 };
 

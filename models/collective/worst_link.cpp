@@ -24,19 +24,12 @@ namespace fleetsim {
 
 namespace {
 
-/// A step of one link's distribution of time per byte: P(X_link <= x) = cdf.
-struct Step {
-  double x = 0;
-  int link = 0;
-  double cdf = 0;
-};
-
 constexpr int kExactFlows = 48;  ///< sharing flows up to which a link's distribution is exact
 
 /// Appends link `link`'s steps: X = (count + S) / avail, count the job's own flows on it, S the sum of
 /// `present` (probability, flows). Returns E[X].
 double link_steps(const std::vector<std::pair<double, int>>& present, int count, double avail, int link,
-                  std::vector<double>& pmf, std::vector<Step>& steps) {
+                  std::vector<double>& pmf, std::vector<TimeStep>& steps) {
   int flows = 0;
   double mean = 0, var = 0;
   for (const auto& [p, c] : present) {
@@ -74,11 +67,11 @@ double link_steps(const std::vector<std::pair<double, int>>& present, int count,
 
 /// E[max(least, X_0, ..., X_{links-1})] of independent links given as steps: sum of x dF(x), F the
 /// product of the links' distribution functions.
-double expected_max(std::vector<Step>& steps, int links, double least, std::vector<double>& level) {
-  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.x < b.x; });
+double expected_max(std::vector<TimeStep>& steps, int links, double least, std::vector<double>& level) {
+  std::sort(steps.begin(), steps.end(), [](const TimeStep& a, const TimeStep& b) { return a.x < b.x; });
   level.assign(static_cast<std::size_t>(links), 0.0);
   double below = 0, expect = 0;
-  for (const Step& s : steps) {
+  for (const TimeStep& s : steps) {
     level[static_cast<std::size_t>(s.link)] = s.cdf;
     double all = 1;
     for (double f : level) all *= f;
@@ -93,7 +86,6 @@ double expected_max(std::vector<Step>& steps, int links, double least, std::vect
 void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vector<int>& links) {
   arrival_field(members, links);  // leaves each job's max-min rate as its floor
   if (std::none_of(members.begin(), members.end(), [](const Job* j) { return j->phi > 0; })) return;
-  constexpr double kTiny = 1e-12;
   for (int li : links) {
     const auto l = static_cast<std::size_t>(li);
     frozen_[l] = 0;  // A_l, as in the arrival field
@@ -110,9 +102,7 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
         frozen_[l] += u.count * j->presence * j->rate;
     }
   }
-  std::vector<std::pair<double, int>> present;
-  std::vector<double> pmf, level;
-  std::vector<Step> steps;
+  auto& [present, pmf, level, steps] = worst_;
   for (Job* j : members) {
     steps.clear();
     int seen = 0;
