@@ -27,6 +27,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/engine/simulation.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/sampler.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
@@ -41,13 +42,6 @@ struct InflateArgs {
   int jobs = 0;
   bool no_plot = false, quiet = false;
 };
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 void plot(const fs::path& dir, bool quiet) {
   if (run_plot_script("plot_inflation.py", "FLEETSIM_PLOT_INFLATION",

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "sim/cluster/cluster_state.hpp"
+#include "workloads/base/sampler.hpp"
 
 namespace fleetsim {
 
@@ -71,10 +72,8 @@ FailureProcess::FailureProcess(const FailureConfig& config, const ClusterState& 
 }
 
 double FailureProcess::uniform() {  // splitmix64: the same stream on every platform
-  std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
+  const std::uint64_t z = splitmix64(state_);
+  state_ += 0x9e3779b97f4a7c15ULL;
   return (static_cast<double>(z >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
 }
 

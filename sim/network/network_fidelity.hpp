@@ -19,10 +19,12 @@
 // block instead of one all-reduce per iteration, so two jobs on a shared link overlap their
 // communication in blocks rather than iteration by iteration. A job whose links no other running
 // job uses runs as one chunk (no error: nothing to share); a job sharing a link with another runs
-// in chunks of max(1 iteration, 1 / chunks_shared of the job), and a job already computing when a
-// sharer appears has its chunk cut to that length. Events per job are thus bounded by
-// chunks_shared + 2 per sharing episode. tests/unit/test_network_fidelity.cpp measures the chunked
-// result against iteration-by-iteration chunks on contended platforms; the note reports Philly.
+// in chunks of max(1 iteration, u / chunks_shared of the job), u uniform in [1 - chunk_jitter,
+// 1 + chunk_jitter] from a hash of the job and the chunk, and a job already computing when a sharer
+// appears has its chunk cut to that length. Equal chunks (chunk_jitter 0) keep sharers' blocks in
+// phase for the whole run; jittered ones drift apart as different jobs' iterations do. Events per
+// job are thus about chunks_shared + 2 per sharing episode. tests/integration/test_network_cli.cpp
+// measures the chunked result against iteration-by-iteration chunks on a contended platform.
 #include <map>
 #include <string>
 #include <unordered_map>

@@ -12,6 +12,7 @@
 #include "sim/platform/platform.hpp"
 
 #include "workloads/base/keys.hpp"
+#include "workloads/base/sampler.hpp"
 
 namespace fleetsim {
 
@@ -85,6 +86,15 @@ const KeyRegistrar kKeys{{
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
      "each; >= 1)",
      "fidelity network", at_least(1)},
+    {"execution", "chunk_jitter", K::kFloat, "", "0.5",
+     "spread of shared chunks' lengths: each is 1 / chunks_shared of the job times a factor drawn "
+     "uniformly in [1 - j, 1 + j] from a hash of the job and the chunk (deterministic), so that sharers' "
+     "all-reduce blocks do not stay in phase (0: equal chunks, the model before stop 28)",
+     "fidelity network",
+     [](const Options& o, const std::string& key) {
+       const double v = o.number(key, 0);
+       if (!(v >= 0 && v < 1)) throw o.error(key, "must be in [0, 1)");
+     }},
 }};
 
 }  // namespace
@@ -96,6 +106,7 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
+  c.chunk_jitter = execution.number("chunk_jitter", c.chunk_jitter);
   const Sharing& sharing = sharing_named(execution.text("fabric_sharing", "worst-link"));
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
@@ -245,14 +256,28 @@ void NetworkFidelity::on_leave(JobId id) {
   run.target = 1;
 }
 
-// Next chunk: the rest of the job while no running job shares its links, else 1/chunks_shared of it
-// (at least one iteration).
+// A shared chunk's length for the job's next chunk: 1/chunks_shared of the job times a factor drawn
+// uniformly in [1 - chunk_jitter, 1 + chunk_jitter] from a hash of the job and its chunk count (the
+// same on every run and platform), at least one iteration.
+double NetworkFidelity::shared_length(JobId id) {
+  Chunks& c = of(id);
+  double scale = 1;
+  if (config_.chunk_jitter > 0) {
+    const std::uint64_t h = splitmix64((static_cast<std::uint64_t>(id) << 24) ^ c.planned++);
+    const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
+    scale = 1 + config_.chunk_jitter * (2 * u - 1);
+  }
+  return std::max(c.iteration, scale / config_.chunks_shared);
+}
+
+// Next chunk: the rest of the job while no running job shares its links, else a shared chunk.
 void NetworkFidelity::plan_chunk(JobId id) {
   Chunks& c = of(id);
   Execution& run = clock_->execution(id);
   c.chunk_from = run.done;
   const double rest = std::max(0.0, 1.0 - run.done - c.owed);
-  const double chunk = fabric_.shared(id) ? std::max(c.iteration, 1.0 / config_.chunks_shared) : rest;
+  c.shared_len = shared_length(id);
+  const double chunk = fabric_.shared(id) ? c.shared_len : rest;
   run.target = run.done + std::min(chunk, rest) * c.phi;
 }
 
@@ -261,7 +286,7 @@ void NetworkFidelity::cut_chunk(JobId id) {
   Chunks& c = of(id);
   Execution& run = clock_->execution(id);
   if (run.held || !c.active) return;
-  const double target = c.chunk_from + std::max(c.iteration, 1.0 / config_.chunks_shared) * c.phi;
+  const double target = c.chunk_from + c.shared_len * c.phi;
   if (target >= run.target) return;
   clock_->advance(id);
   run.target = std::max(run.done, target);

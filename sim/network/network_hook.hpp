@@ -3,6 +3,7 @@
 // for the model and its error). Attached to the engine through ExecutionHook: a multi-GPU job's
 // work is cut into chunks, each a compute phase the engine times followed by its all-reduce as a
 // SimGrid ptask on the fabric; the engine knows nothing of chunks or ptasks.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct NetworkFidelityConfig {
   double grad_bytes = 1e9;           ///< bytes all-reduced per iteration (job models without a shape)
   double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
   int chunks_shared = 16;            ///< chunks per job while it shares links
+  double chunk_jitter = 0.5;         ///< shared chunks' lengths spread uniformly by +- this share
   IdleShare sharing = IdleShare::kWorstLink;  ///< fabric: how sharers' idle time is shared
   double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): the sharing's default)
 
@@ -85,16 +87,19 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
   /// A job's chunk state: its work is a share phi of compute, progressing in the engine, and 1 - phi
   /// of all-reduce, credited when a chunk's ptask finishes.
   struct Chunks {
-    bool active = false;    ///< the job's ring is on the fabric
-    double phi = 1;         ///< compute share of the work
-    double iteration = 1;   ///< one iteration, as a fraction of the work
-    double chunk_from = 0;  ///< `done` when the current chunk began
-    double comm = 0;        ///< work fraction the in-flight all-reduce credits
-    double comm_since = 0;  ///< its start
-    double owed = 0;        ///< all-reduce work left by a preemption, paid with the next chunk
-    double left_done = 0;   ///< `done` when it last left the fabric
+    bool active = false;        ///< the job's ring is on the fabric
+    double phi = 1;             ///< compute share of the work
+    double iteration = 1;       ///< one iteration, as a fraction of the work
+    double chunk_from = 0;      ///< `done` when the current chunk began
+    double comm = 0;            ///< work fraction the in-flight all-reduce credits
+    double comm_since = 0;      ///< its start
+    double owed = 0;            ///< all-reduce work left by a preemption, paid with the next chunk
+    double left_done = 0;       ///< `done` when it last left the fabric
+    double shared_len = 0;      ///< the current chunk's length while shared (jittered)
+    std::uint64_t planned = 0;  ///< chunks planned so far (the jitter's stream)
   };
   void plan_chunk(JobId id);
+  double shared_length(JobId id);
   void cut_chunk(JobId id);
   void next_chunk(JobId id);
   Chunks& of(JobId id) { return jobs_[static_cast<std::size_t>(id)]; }

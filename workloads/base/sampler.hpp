@@ -11,6 +11,15 @@
 
 namespace fleetsim {
 
+/// splitmix64 (Steele, Lea and Flood 2014): a well-mixed 64-bit hash of `x`, the same on every
+/// platform. For stateless draws keyed by ids (chunk lengths, derived seeds) and small streams.
+constexpr std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 class Sampler {
  public:
   explicit Sampler(std::uint64_t seed) : rng_(seed) {}
