@@ -163,6 +163,32 @@ TEST_CASE("network cli: two jobs sharing a node's NIC and a 2:1 uplink double th
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("network cli: jittered chunks are deterministic and differ from equal ones") {
+  const auto dir = temp_dir("netcli");
+  // Five 3-GPU jobs contending on 4 nodes of 2 GPUs, one node per leaf, 2:1 uplinks.
+  write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,3\n20,800,3\n35,900,2\n300,600,3\n310,500,3\n");
+  const Cluster c{4, 2, 1, 2.0};
+  const auto a = run(dir, c, "network", "a");
+  const auto b = run(dir, c, "network", "b");
+  const auto equal = run(dir, c, "network", "equal", "--set execution.chunk_jitter=0");
+  CHECK(read_file(a / "jobs.csv") == read_file(b / "jobs.csv"));
+  CHECK(read_file(a / "links.csv") == read_file(b / "links.csv"));
+  CHECK(read_file(a / "jobs.csv") != read_file(equal / "jobs.csv"));
+  // The jitter moves when blocks overlap, not how much is sent: the fabric carries the same bytes.
+  auto gigabytes = [](const std::string& csv) {
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    double gb = 0;
+    while (std::getline(in, line)) gb += std::stod(line.substr(line.rfind(',') + 1));
+    return gb;
+  };
+  const double gb = gigabytes(read_file(a / "links.csv"));
+  CHECK(gb > 0);
+  CHECK(gb == doctest::Approx(gigabytes(read_file(equal / "links.csv"))).epsilon(1e-6));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("network cli: chunked against iteration-by-iteration communication (the chunking error)") {
   const auto dir = temp_dir("netcli");
   // Out of phase: job 1 arrives 100.25 s later; both cross node 1's NIC and uplink.
