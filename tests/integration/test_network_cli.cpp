@@ -55,6 +55,16 @@ std::filesystem::path run(const std::filesystem::path& dir, const Cluster& c, co
   return out;
 }
 
+/// Gigabytes over all links in an output folder's links.csv (its last column).
+double links_gb(const std::filesystem::path& out) {
+  std::istringstream in(read_file(out / "links.csv"));
+  std::string line;
+  std::getline(in, line);
+  double gb = 0;
+  while (std::getline(in, line)) gb += std::stod(line.substr(line.rfind(',') + 1));
+  return gb;
+}
+
 /// Column `name` of jobs.csv, one value per job (job ids have no commas here).
 std::vector<double> column(const std::filesystem::path& out, const std::string& name) {
   std::istringstream in(read_file(out / "jobs.csv"));
@@ -175,17 +185,9 @@ TEST_CASE("network cli: jittered chunks are deterministic and differ from equal 
   CHECK(read_file(a / "links.csv") == read_file(b / "links.csv"));
   CHECK(read_file(a / "jobs.csv") != read_file(equal / "jobs.csv"));
   // The jitter moves when blocks overlap, not how much is sent: the fabric carries the same bytes.
-  auto gigabytes = [](const std::string& csv) {
-    std::istringstream in(csv);
-    std::string line;
-    std::getline(in, line);
-    double gb = 0;
-    while (std::getline(in, line)) gb += std::stod(line.substr(line.rfind(',') + 1));
-    return gb;
-  };
-  const double gb = gigabytes(read_file(a / "links.csv"));
+  const double gb = links_gb(a);
   CHECK(gb > 0);
-  CHECK(gb == doctest::Approx(gigabytes(read_file(equal / "links.csv"))).epsilon(1e-6));
+  CHECK(gb == doctest::Approx(links_gb(equal)).epsilon(1e-6));
   std::filesystem::remove_all(dir);
 }
 
@@ -288,8 +290,8 @@ TEST_CASE("fabric cli: two jobs sharing a NIC and a 2 to 1 uplink - slowed, the 
   const auto fabric = run(dir, c, "fabric", "fabric");
   const auto a = column(fabric, "jct_s"), b = column(net, "jct_s");
   REQUIRE(a.size() == 2);
-  // In phase (equal chunks), the network fidelity's ptasks always overlap (communication doubled); the fabric
-  // fidelity lets each use what the other leaves idle while it computes: slowed, less so.
+  // In phase (equal chunks), the network fidelity's ptasks always overlap (communication doubled);
+  // the fabric fidelity lets each use what the other leaves idle while it computes: slowed, less so.
   for (std::size_t k = 0; k < 2; ++k) {
     MESSAGE("job " << k << ": fabric " << a[k] << " s, network " << b[k] << " s");
     CHECK(a[k] > 1000);
@@ -299,15 +301,7 @@ TEST_CASE("fabric cli: two jobs sharing a NIC and a 2 to 1 uplink - slowed, the 
   const std::string links = read_file(fabric / "links.csv");
   const std::string first = links.substr(links.find('\n') + 1, links.find('\n', links.find('\n') + 1));
   CHECK(first.find("leaf-1-uplink") != std::string::npos);
-  auto bytes = [](const std::string& csv) {
-    std::istringstream in(csv);
-    std::string line;
-    std::getline(in, line);
-    double gb = 0;
-    while (std::getline(in, line)) gb += std::stod(line.substr(line.rfind(',') + 1));
-    return gb;
-  };
-  CHECK(bytes(links) == doctest::Approx(bytes(read_file(net / "links.csv"))).epsilon(1e-3));
+  CHECK(links_gb(fabric) == doctest::Approx(links_gb(net)).epsilon(1e-3));
   const auto sa = nlohmann::json::parse(read_file(fabric / "summary.json"));
   const auto sb = nlohmann::json::parse(read_file(net / "summary.json"));
   CHECK(sa["network"]["jobs_on_fabric"] == 2);
