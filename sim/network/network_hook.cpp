@@ -75,8 +75,8 @@ const KeyRegistrar kKeys{{
     {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link), 0.15 (mean-field, arrival)",
      "fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a sharer "
      "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
-     "the network fidelity's mean JCT on tests/bench/network-1k and scenarios/philly-network; worst-link "
-     "needs none",
+     "the network fidelity's mean JCT (equal chunks) on tests/bench/network-1k and scenarios/philly-network; "
+     "worst-link needs none",
      "fidelity fabric",
      [](const Options& o, const std::string& key) {
        const double v = o.number(key, 0);
