@@ -15,14 +15,19 @@ stage() { printf '\n== quickstart %s  (%d s so far)\n' "$1" $((SECONDS - START))
 echo "fleetsim quickstart: setup, build the simulator, compare two schedulers, plot."
 echo "The first run takes about 3.5 minutes on 2 idle cores (compiling 95 steps); later runs take seconds."
 
-stage "1/4 setup: checking the Debian packages (scripts/setup.sh; installs only what is missing)"
-bash scripts/setup.sh
+FLEETSIM="$BUILD/fleetsim"
+if [ -n "${FLEETSIM_QUICKSTART_BIN:-}" ]; then  # scripts/test.sh: an already built program, no setup
+  FLEETSIM="$FLEETSIM_QUICKSTART_BIN"
+else
+  stage "1/4 setup: checking the Debian packages (scripts/setup.sh; installs only what is missing)"
+  bash scripts/setup.sh
 
-stage "2/4 configure and build (scripts/build.sh): the fleetsim program only, [step/total] per step"
-bash scripts/build.sh "$BUILD" quick fleetsim
+  stage "2/4 configure and build (scripts/build.sh): the fleetsim program only, [step/total] per step"
+  bash scripts/build.sh "$BUILD" quick fleetsim
+fi
 
 stage "3/4 run: the same 2000 jobs on the same 144 GPUs under two schedulers (fleetsim compare)"
-"$BUILD/fleetsim" compare scenarios/quickstart.toml --policies fifo,las --out "$OUT" --no-plot
+"$FLEETSIM" compare scenarios/quickstart.toml --policies fifo,las --out "$OUT" --no-plot
 cat <<'EOF'
 
   How to read it: one workload (scenarios/quickstart.toml), one cluster, two schedulers.
@@ -37,8 +42,14 @@ cat <<'EOF'
 EOF
 
 stage "4/4 plots (matplotlib)"
-FIFO="$OUT/fifo__consolidate"
-LAS="$OUT/las__consolidate"
+# each policy's run folder, as comparison.csv's run_dir column names it (runs/<id>/)
+run_dir() {
+  /usr/bin/python3 -c 'import csv, sys
+print(next(r["run_dir"] for r in csv.DictReader(open(sys.argv[1])) if r["policy"] == sys.argv[2]))' \
+    "$OUT/comparison.csv" "$1"
+}
+FIFO="$OUT/$(run_dir fifo)"
+LAS="$OUT/$(run_dir las)"
 /usr/bin/python3 scripts/plot_compare.py "$OUT" >/dev/null
 /usr/bin/python3 scripts/plot.py "$FIFO" "$LAS" >/dev/null
 echo "  $OUT/comparison.png      bars of every metric, fifo vs las"

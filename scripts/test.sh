@@ -50,4 +50,12 @@ echo "== plot script"
 /usr/bin/python3 scripts/plot_llm_eval.py --self-test
 /usr/bin/python3 scripts/calibrate/compare_sweeps.py --self-test
 
+echo "== quickstart's run and plots (the README's first command, on the Release build)"
+QUICK_OUT="$(mktemp -d)"
+FLEETSIM_QUICKSTART_BIN="$ROOT/build/fleetsim" bash scripts/quickstart.sh "$QUICK_OUT/quickstart" >/dev/null
+for f in comparison.csv comparison.png jct_cdf.png; do
+  [ -s "$QUICK_OUT/quickstart/$f" ] || { echo "quickstart: $f missing" >&2; exit 1; }
+done
+rm -rf "$QUICK_OUT"
+
 echo "test.sh: all tests passed"
