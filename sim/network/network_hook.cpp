@@ -77,11 +77,7 @@ const KeyRegistrar kKeys{{
      "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
      "the network fidelity's mean JCT (equal chunks) on tests/bench/network-1k and scenarios/philly-network; "
      "worst-link needs none",
-     "fidelity fabric",
-     [](const Options& o, const std::string& key) {
-       const double v = o.number(key, 0);
-       if (!(v >= 0 && v <= 1)) throw o.error(key, "must be in [0, 1]");
-     }},
+     "fidelity fabric", in_closed(0, 1)},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
      "each; >= 1)",
@@ -90,11 +86,7 @@ const KeyRegistrar kKeys{{
      "spread of shared chunks' lengths: each is 1 / chunks_shared of the job times a factor drawn "
      "uniformly in [1 - j, 1 + j] from a hash of the job and the chunk (deterministic), so that sharers' "
      "all-reduce blocks do not stay in phase (0: equal chunks, the model before stop 28)",
-     "fidelity network",
-     [](const Options& o, const std::string& key) {
-       const double v = o.number(key, 0);
-       if (!(v >= 0 && v < 1)) throw o.error(key, "must be in [0, 1)");
-     }},
+     "fidelity network", in_half_open(0, 1)},
 }};
 
 }  // namespace

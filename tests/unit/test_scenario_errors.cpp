@@ -234,6 +234,20 @@ TEST_CASE("scenario: out-of-range values") {
     REQUIRE(e);
     CHECK(e->field() == "cluster.network.oversubscription");
   }
+  {  // in_closed(0, 1): 1 is valid, above it is not
+    CHECK_FALSE(error_of(kMinimal, {"execution.fidelity=fabric", "execution.fabric_overlap=1"}));
+    const auto e = error_of(kMinimal, {"execution.fidelity=fabric", "execution.fabric_overlap=1.5"});
+    REQUIRE(e);
+    CHECK(e->field() == "execution.fabric_overlap");
+    CHECK(contains(e->what(), "must be in [0, 1], got 1.5"));
+  }
+  {  // in_half_open(0, 1): 0 is valid, 1 is not
+    CHECK_FALSE(error_of(kMinimal, {"execution.fidelity=network", "execution.chunk_jitter=0"}));
+    const auto e = error_of(kMinimal, {"execution.fidelity=network", "execution.chunk_jitter=1"});
+    REQUIRE(e);
+    CHECK(e->field() == "execution.chunk_jitter");
+    CHECK(contains(e->what(), "must be in [0, 1), got 1"));
+  }
 }
 
 TEST_CASE("scenario: restart costs must be >= 0") {

@@ -151,6 +151,22 @@ KeyCheck in_unit_interval() {
   };
 }
 
+KeyCheck in_closed(double lo, double hi) {
+  return [lo, hi](const Options& o, const std::string& key) {
+    const double v = o.number(key, 0);
+    if (!(v >= lo && v <= hi))
+      throw o.error(key, "must be in [" + fmt(lo) + ", " + fmt(hi) + "], got " + fmt(v));
+  };
+}
+
+KeyCheck in_half_open(double lo, double hi) {
+  return [lo, hi](const Options& o, const std::string& key) {
+    const double v = o.number(key, 0);
+    if (!(v >= lo && v < hi))
+      throw o.error(key, "must be in [" + fmt(lo) + ", " + fmt(hi) + "), got " + fmt(v));
+  };
+}
+
 KeyCheck one_of(std::vector<std::string> valid) {
   return [valid = std::move(valid)](const Options& o, const std::string& key) {
     const std::string v = o.text(key, "");

@@ -81,6 +81,8 @@ const char* kind_word(KeyKind k);
 KeyCheck at_least(double min);                    ///< value >= min
 KeyCheck above(double min);                       ///< value > min
 KeyCheck in_unit_interval();                      ///< value in (0, 1]
+KeyCheck in_closed(double lo, double hi);         ///< value in [lo, hi]
+KeyCheck in_half_open(double lo, double hi);      ///< value in [lo, hi)
 KeyCheck one_of(std::vector<std::string> valid);  ///< a string among `valid`
 
 /// Plain text: one section per table, "  key  doc [unit] (default X)" lines.
