@@ -255,8 +255,7 @@ double NetworkFidelity::shared_length(JobId id) {
   Chunks& c = of(id);
   double scale = 1;
   if (config_.chunk_jitter > 0) {
-    const std::uint64_t h = splitmix64((static_cast<std::uint64_t>(id) << 24) ^ c.planned++);
-    const double u = static_cast<double>(h >> 11) * 0x1.0p-53;
+    const double u = unit_interval(splitmix64((static_cast<std::uint64_t>(id) << 24) ^ c.planned++));
     scale = 1 + config_.chunk_jitter * (2 * u - 1);
   }
   return std::max(c.iteration, scale / config_.chunks_shared);

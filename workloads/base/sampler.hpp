@@ -20,12 +20,17 @@ constexpr std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// Uniform in [0, 1) from the top 53 bits of `bits`.
+constexpr double unit_interval(std::uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
 class Sampler {
  public:
   explicit Sampler(std::uint64_t seed) : rng_(seed) {}
 
   /// Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+  double uniform() { return unit_interval(rng_()); }
 
   /// Exponential with mean `mean` (inverse transform; 1 - u is in (0, 1]).
   double exponential(double mean) { return -std::log1p(-uniform()) * mean; }
