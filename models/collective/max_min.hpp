@@ -46,16 +46,16 @@ enum class IdleShare {
                ///< link's sharers coming and going independently (worst_link.cpp)
 };
 
-/// One step of the distribution of a job's time per byte on one link: P(X <= x) = cdf (the
-/// worst-link field's scratch, worst_link.cpp).
-struct TimeStep {
-  double x = 0;
-  int link = 0;  ///< the link's index among the job's shared links
-  double cdf = 0;
-};
-
 class MaxMinSolver {
  public:
+  /// One step of the distribution of a job's time per byte on one link: P(X <= x) = cdf (the
+  /// worst-link field's scratch, worst_link.cpp).
+  struct TimeStep {
+    double x = 0;
+    int link = 0;  ///< the link's index among the job's shared links
+    double cdf = 0;
+  };
+
   /// `overlap` in [0, 1]: how much more than independent phases the sharers' all-reduces overlap
   /// in the mean field (0: a sharer weighs its share q of the time; 1: it always weighs, max-min).
   explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover)

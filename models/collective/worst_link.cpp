@@ -24,6 +24,8 @@ namespace fleetsim {
 
 namespace {
 
+using TimeStep = MaxMinSolver::TimeStep;
+
 constexpr int kExactFlows = 48;  ///< sharing flows up to which a link's distribution is exact
 
 /// Appends link `link`'s steps: X = (count + S) / avail, count the job's own flows on it, S the sum of
