@@ -73,7 +73,7 @@ FailureProcess::FailureProcess(const FailureConfig& config, const ClusterState& 
 
 double FailureProcess::uniform() {  // splitmix64: the same stream on every platform
   const std::uint64_t z = splitmix64(state_);
-  state_ += 0x9e3779b97f4a7c15ULL;
+  state_ += kSplitMixGamma;
   return (static_cast<double>(z >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
 }
 

@@ -11,10 +11,13 @@
 
 namespace fleetsim {
 
+/// splitmix64's stream increment: a stream of draws is splitmix64(s), s += kSplitMixGamma.
+constexpr std::uint64_t kSplitMixGamma = 0x9e3779b97f4a7c15ULL;
+
 /// splitmix64 (Steele, Lea and Flood 2014): a well-mixed 64-bit hash of `x`, the same on every
 /// platform. For stateless draws keyed by ids (chunk lengths, derived seeds) and small streams.
 constexpr std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
+  x += kSplitMixGamma;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
