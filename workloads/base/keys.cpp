@@ -144,27 +144,31 @@ KeyCheck above(double min) {
   };
 }
 
-KeyCheck in_unit_interval() {
-  return [](const Options& o, const std::string& key) {
+namespace {
+
+/// A value in the interval from lo to hi, each end open or closed; errors write it "(lo, hi]" etc.
+KeyCheck in_interval(double lo, bool lo_open, double hi, bool hi_open) {
+  const std::string name = (lo_open ? "(" : "[") + fmt(lo) + ", " + fmt(hi) + (hi_open ? ")" : "]");
+  return [=](const Options& o, const std::string& key) {
     const double v = o.number(key, 0);
-    if (!(v > 0) || v > 1) throw o.error(key, "must be in (0, 1], got " + fmt(v));
+    const bool above_lo = lo_open ? v > lo : v >= lo;
+    const bool below_hi = hi_open ? v < hi : v <= hi;
+    if (!(above_lo && below_hi)) throw o.error(key, "must be in " + name + ", got " + fmt(v));
   };
+}
+
+}  // namespace
+
+KeyCheck in_unit_interval() {
+  return in_interval(0, true, 1, false);
 }
 
 KeyCheck in_closed(double lo, double hi) {
-  return [lo, hi](const Options& o, const std::string& key) {
-    const double v = o.number(key, 0);
-    if (!(v >= lo && v <= hi))
-      throw o.error(key, "must be in [" + fmt(lo) + ", " + fmt(hi) + "], got " + fmt(v));
-  };
+  return in_interval(lo, false, hi, false);
 }
 
 KeyCheck in_half_open(double lo, double hi) {
-  return [lo, hi](const Options& o, const std::string& key) {
-    const double v = o.number(key, 0);
-    if (!(v >= lo && v < hi))
-      throw o.error(key, "must be in [" + fmt(lo) + ", " + fmt(hi) + "), got " + fmt(v));
-  };
+  return in_interval(lo, false, hi, true);
 }
 
 KeyCheck one_of(std::vector<std::string> valid) {
