@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -44,15 +45,19 @@ std::string scenario(const Cluster& c, const std::string& fidelity) {
   return s.str();
 }
 
+/// `fleetsim run` of a scenario file with extra --set arguments into `out`, which it returns.
+std::filesystem::path run_file(const std::string& file, const std::filesystem::path& out,
+                               const std::string& sets = "") {
+  const auto r = run_fleetsim("run " + file + " --quiet --out " + out.string() + " " + sets);
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  return out;
+}
+
 /// Runs the scenario with extra --set arguments into dir/out_<tag>; returns that folder.
 std::filesystem::path run(const std::filesystem::path& dir, const Cluster& c, const std::string& fidelity,
                           const std::string& tag, const std::string& sets = "") {
   write_file(dir / "s.toml", scenario(c, fidelity));
-  const auto out = dir / ("out_" + tag);
-  const auto r =
-      run_fleetsim("run " + (dir / "s.toml").string() + " --quiet --out " + out.string() + " " + sets);
-  REQUIRE_MESSAGE(r.code == 0, r.output);
-  return out;
+  return run_file((dir / "s.toml").string(), dir / ("out_" + tag), sets);
 }
 
 /// Gigabytes over all links in an output folder's links.csv (its last column).
@@ -83,6 +88,12 @@ std::vector<double> column(const std::filesystem::path& out, const std::string& 
     v.push_back(std::stod(f));
   }
   return v;
+}
+
+/// Sum of column `name` of jobs.csv.
+double total(const std::filesystem::path& out, const std::string& name) {
+  const auto v = column(out, name);
+  return std::accumulate(v.begin(), v.end(), 0.0);
 }
 
 /// The collective model's ring all-reduce time for 1 GB (the default gradient) on V100s.
@@ -319,13 +330,9 @@ TEST_CASE("fabric cli: mean JCT within a few percent of the network fidelity on 
   const auto net = run(dir, c, "network", "net");
   const auto fabric = run(dir, c, "fabric", "fabric");
   const auto delay = run(dir, c, "delay", "delay");
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return s / static_cast<double>(v.size());
-  };
-  const double mn = mean(column(net, "jct_s")), mf = mean(column(fabric, "jct_s")),
-               md = mean(column(delay, "jct_s"));
+  const double jobs = static_cast<double>(column(net, "jct_s").size());
+  const double mn = total(net, "jct_s") / jobs, mf = total(fabric, "jct_s") / jobs,
+               md = total(delay, "jct_s") / jobs;
   MESSAGE("mean JCT: delay " << md << " s, network " << mn << " s, fabric " << mf << " s");
   CHECK(mn > md);  // contended: the network fidelity slows jobs down
   CHECK(mf > md);
@@ -340,28 +347,16 @@ TEST_CASE("fabric cli: mean JCT within a few percent of the network fidelity on 
 // bounds pin that known gap so that a change to either fidelity shows.
 TEST_CASE("fabric cli: steady heavy contention - same placements, communication within the measured gap") {
   const auto dir = temp_dir("netcli");
-  const std::string base = std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/network-1k-steady.toml --quiet";
+  const std::string file = std::string(FLEETSIM_SOURCE_DIR) + "/tests/bench/network-1k-steady.toml";
   auto run_steady = [&](const std::string& fidelity) {
-    const auto out = dir / fidelity;
-    const auto r =
-        run_fleetsim("run " + base + " --set execution.fidelity=" + fidelity + " --out " + out.string());
-    REQUIRE_MESSAGE(r.code == 0, r.output);
-    return out;
+    return run_file(file, dir / fidelity, "--set execution.fidelity=" + fidelity);
   };
   const auto delay = run_steady("delay"), net = run_steady("network"), fabric = run_steady("fabric");
   CHECK(column(net, "start_s") == column(fabric, "start_s"));
   CHECK(column(net, "nodes") == column(fabric, "nodes"));
   CHECK(column(net, "wait_s") == std::vector<double>(40, 0.0));
-  const auto cn = column(net, "comm_s"), cf = column(fabric, "comm_s");
-  const auto jn = column(net, "jct_s"), jf = column(fabric, "jct_s"), jd = column(delay, "jct_s");
-  double sn = 0, sf = 0, tn = 0, tf = 0, td = 0;
-  for (std::size_t k = 0; k < cn.size(); ++k) {
-    sn += cn[k];
-    sf += cf[k];
-    tn += jn[k];
-    tf += jf[k];
-    td += jd[k];
-  }
+  const double sn = total(net, "comm_s"), sf = total(fabric, "comm_s");
+  const double tn = total(net, "jct_s"), tf = total(fabric, "jct_s"), td = total(delay, "jct_s");
   MESSAGE("communication: fabric / network " << sf / sn << "; mean JCT over delay: network " << tn / td
                                              << ", fabric " << tf / td);
   CHECK(tn / td > 1.05);  // heavily contended: the network fidelity slows jobs by 8%
