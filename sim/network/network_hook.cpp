@@ -251,7 +251,7 @@ void NetworkFidelity::on_leave(JobId id) {
 // A shared chunk's length for the job's next chunk: 1/chunks_shared of the job times a factor drawn
 // uniformly in [1 - chunk_jitter, 1 + chunk_jitter] from a hash of the job and its chunk count (the
 // same on every run and platform), at least one iteration.
-double NetworkFidelity::shared_length(JobId id) {
+double NetworkFidelity::draw_shared_length(JobId id) {
   Chunks& c = of(id);
   double scale = 1;
   if (config_.chunk_jitter > 0) {
@@ -267,7 +267,7 @@ void NetworkFidelity::plan_chunk(JobId id) {
   Execution& run = clock_->execution(id);
   c.chunk_from = run.done;
   const double rest = std::max(0.0, 1.0 - run.done - c.owed);
-  c.shared_len = shared_length(id);
+  c.shared_len = draw_shared_length(id);
   const double chunk = fabric_.shared(id) ? c.shared_len : rest;
   run.target = run.done + std::min(chunk, rest) * c.phi;
 }

@@ -99,7 +99,8 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
     std::uint64_t planned = 0;  ///< chunks planned so far (the jitter's stream)
   };
   void plan_chunk(JobId id);
-  double shared_length(JobId id);
+  /// Draws the job's next shared chunk length (advances its jitter stream, Chunks::planned).
+  double draw_shared_length(JobId id);
   void cut_chunk(JobId id);
   void next_chunk(JobId id);
   Chunks& of(JobId id) { return jobs_[static_cast<std::size_t>(id)]; }
