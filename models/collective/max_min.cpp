@@ -19,6 +19,7 @@ int MaxMinSolver::add_link(double capacity, bool shared) {
   sens_.push_back(0);
   sens_rate_.push_back(0);
   here_.emplace_back();
+  elsewhere_.emplace_back();
   return static_cast<int>(capacity_.size()) - 1;
 }
 
@@ -26,6 +27,7 @@ const std::vector<long>& MaxMinSolver::add(long id, const std::vector<FlowUse>& 
   Job j;
   j.uses = uses;
   j.phi = phi;
+  j.id = id;
   j.alone = std::numeric_limits<double>::infinity();
   j.cap = std::numeric_limits<double>::infinity();
   std::vector<int> seeds;
@@ -153,6 +155,7 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
     case IdleShare::kArrival:
       return arrival_field(members, links);
     case IdleShare::kWorstLink:
+    case IdleShare::kJoint:
       return worst_field(members, links);
   }
 }

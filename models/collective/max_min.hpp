@@ -21,10 +21,13 @@
 // most 60 sweeps, to 1e-4: a tighter stop only moved chaotic runs, at 3x the time).
 // IdleShare::kWorstLink takes the arrival field's fixed point, then slows each job by how much its
 // expected worst time per byte over its links, their sharers present independently, exceeds the
-// worst of their means (worst_link.cpp).
+// worst of their means (worst_link.cpp). IdleShare::kJoint does the same with each sharer present or
+// absent once for all the links it shares with the ring, and sharers whose rate another link sets
+// coming and going too, taking their rate while present (draws stratified per sharer: joint_link.cpp).
 //
 // Incremental: adding or removing a job re-solves only the connected component of jobs linked to
 // it through shared links (the rates of other jobs cannot change).
+#include <cstdint>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -44,6 +47,8 @@ enum class IdleShare {
   kArrival,    ///< a job talks with each sharer present for its share of time, as seen on arrival
   kWorstLink,  ///< as kArrival, then a job's time per byte is the expected worst of its links, each
                ///< link's sharers coming and going independently (worst_link.cpp)
+  kJoint,      ///< as kWorstLink, each sharer coming and going once for all the ring's links it crosses,
+               ///< those bottlenecked elsewhere too (joint_link.cpp)
 };
 
 class MaxMinSolver {
@@ -58,8 +63,10 @@ class MaxMinSolver {
 
   /// `overlap` in [0, 1]: how much more than independent phases the sharers' all-reduces overlap
   /// in the mean field (0: a sharer weighs its share q of the time; 1: it always weighs, max-min).
-  explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover)
-      : overlap_(overlap), idle_(idle) {}
+  /// `draws` (>= 1): the joint field's draws of the sharers' presences per ring and solve.
+  explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover, int draws = kDraws)
+      : overlap_(overlap), idle_(idle), draws_(draws) {}
+  static constexpr int kDraws = 32;  ///< the joint field's default draws (64 and 128 moved nothing measured)
 
   /// A link of `capacity` bytes/s; shared = false: it bounds each flow alone (FATPIPE). Returns its
   /// index (0, 1, ...).
@@ -93,6 +100,7 @@ class MaxMinSolver {
     double presence = 0;     ///< arrival field: w = Q + overlap (1 - Q), its weight on a link (scratch)
     double sensitivity = 0;  ///< arrival field: dw / d ln rate (scratch)
     int bottleneck = -1;     ///< the link that sets its rate (-1: none shared): max-min's, then the field's
+    long id = 0;             ///< the job's id (the joint field's draws hash it)
     unsigned mark = 0;       ///< component search stamp
     bool frozen = false;
   };
@@ -115,11 +123,16 @@ class MaxMinSolver {
   void weigh(Job& j) const;
   void mean_field(const std::vector<Job*>& members, const std::vector<int>& links);
   void arrival_field(const std::vector<Job*>& members, const std::vector<int>& links);
-  /// Arrival field's fixed point, then each rate from the expected worst link (worst_link.cpp).
+  /// Arrival field's fixed point, then each rate from the expected worst link (worst_link.cpp), the
+  /// links' sharers independent (kWorstLink) or each one presence for all links (kJoint).
   void worst_field(const std::vector<Job*>& members, const std::vector<int>& links);
+  /// The joint field's expected worst time per byte of ring `id` over its `slots` shared links, at least
+  /// `least`, from worst_.sharers, worst_.own and worst_.capacity (joint_link.cpp).
+  double joint_worst(long id, int slots, double least);
 
   double overlap_ = 0;
   IdleShare idle_ = IdleShare::kLeftover;
+  int draws_ = kDraws;
   std::vector<double> capacity_;
   std::vector<char> shared_;
   std::vector<std::vector<long>> users_;  ///< per shared link: jobs crossing it (insertion order)
@@ -131,12 +144,26 @@ class MaxMinSolver {
   std::vector<double> frozen_;  ///< per link: load of frozen jobs
   std::vector<unsigned> version_;
   std::vector<double> sens_, sens_rate_;  ///< arrival field, per link: sum c w' and sum c w' r (scratch)
-  std::vector<std::vector<std::pair<Job*, int>>>
-      here_;                                      ///< worst field, per link: (job, flows) it bottlenecks
+  /// worst field, per link: (job, flows) of the jobs it bottlenecks (here) and of the others (elsewhere)
+  std::vector<std::vector<std::pair<Job*, int>>> here_, elsewhere_;
   struct WorstScratch {                           ///< worst field, per job (reused across solves)
     std::vector<std::pair<double, int>> present;  ///< a link's sharers: (presence, flows)
     std::vector<double> pmf, level;
     std::vector<TimeStep> steps;
+    /// joint field: one of the ring's sharers on one of its shared links
+    struct Sharer {
+      long id = 0;        ///< the sharer's job id (its entries on several links share one presence)
+      int slot = 0;       ///< the link's index among the ring's shared links
+      bool here = false;  ///< the link sets its rate (an equal sharer) or another does (it takes its rate)
+      double flows = 0;   ///< its flows on the link
+      double load = 0;    ///< elsewhere: its load on the link while present, flows x rate
+      double p = 0;       ///< its presence (here: leave-one-out, as the worst field's)
+    };
+    std::vector<Sharer> sharers;
+    std::vector<double> own, capacity;  ///< joint field, per slot: the ring's flows and the link's capacity
+    std::vector<double> sums;           ///< joint field: per (draw, slot) H, E and F
+    std::vector<char> chosen;           ///< joint field: Floyd's set of draws (one sharer's)
+    std::vector<std::uint64_t> picks;   ///< joint field: the draws in it
   } worst_;
   unsigned stamp_ = 0;
 };

@@ -13,6 +13,12 @@
 // independent links comes from the product of their distribution functions: exact up to
 // kExactFlows sharing flows on a link, a normal (5-point Gauss-Hermite) above. One pass: the slower
 // rates are not fed back into the presences (iterating that to a fixed point oscillated).
+//
+// The joint field (IdleShare::kJoint) keeps the same presences and the same ratio, but takes E[max_l X_l]
+// over the sharers themselves rather than over independent links (joint_link.cpp): a sharer that
+// crosses several of the ring's links is present on all of them or on none, and a sharer whose rate
+// another link sets comes and goes too, taking its rate while present, instead of loading the link
+// with its mean all the time.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -92,21 +98,34 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
     const auto l = static_cast<std::size_t>(li);
     frozen_[l] = 0;  // A_l, as in the arrival field
     here_[l].clear();
+    elsewhere_[l].clear();
   }
   for (Job* j : members) {
     weigh(*j);
     for (const auto& u : j->uses) {
       const auto l = static_cast<std::size_t>(u.link);
       if (shared_[l] == 0) continue;
-      if (u.link == j->bottleneck)
+      if (u.link == j->bottleneck) {
         here_[l].emplace_back(j, u.count);
-      else
+      } else {
         frozen_[l] += u.count * j->presence * j->rate;
+        elsewhere_[l].emplace_back(j, u.count);
+      }
     }
   }
-  auto& [present, pmf, level, steps] = worst_;
+  const bool joint = idle_ == IdleShare::kJoint;
+  auto& present = worst_.present;
+  auto& pmf = worst_.pmf;
+  auto& level = worst_.level;
+  auto& steps = worst_.steps;
+  auto& sharers = worst_.sharers;
+  auto& own_flows = worst_.own;
+  auto& capacity = worst_.capacity;
   for (Job* j : members) {
     steps.clear();
+    sharers.clear();
+    own_flows.clear();
+    capacity.clear();
     int seen = 0;
     double means = 1 / j->alone;  // max(1 / alone, max_l E[X_l]): the arrival field's time per byte
     for (const auto& u : j->uses) {
@@ -122,11 +141,29 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
         const double gain = (mine ? u.count * j->presence * k->rate : own) / open;
         present.emplace_back(std::clamp(k->presence - k->sensitivity * gain, 0.0, 1.0), c);
       }
-      means = std::max(means, link_steps(present, u.count, std::max(open + own, kTiny), seen++, pmf, steps));
+      const double avail = std::max(open + own, kTiny);
+      if (!joint) {
+        means = std::max(means, link_steps(present, u.count, avail, seen++, pmf, steps));
+        continue;
+      }
+      double mean = u.count;
+      for (const auto& [p, c] : present) mean += p * c;
+      means = std::max(means, mean / avail);
+      own_flows.push_back(u.count);
+      capacity.push_back(capacity_[l]);
+      std::size_t n = 0;
+      for (const auto& [k, c] : here_[l])
+        if (k != j) sharers.push_back({k->id, seen, true, static_cast<double>(c), 0.0, present[n++].first});
+      for (const auto& [k, c] : elsewhere_[l])
+        if (k != j) sharers.push_back({k->id, seen, false, static_cast<double>(c), c * k->rate, k->presence});
+      ++seen;
     }
     // the arrival rate, slowed by the ratio of the expected worst link to the worst mean
-    const double worst = seen == 0 ? means : expected_max(steps, seen, 1 / j->alone, level);
-    j->next = std::max(j->rate * means / worst, j->floor);
+    const double least = 1 / j->alone;
+    const double worst = seen == 0 ? means
+                         : joint   ? joint_worst(j->id, seen, least)
+                                   : expected_max(steps, seen, least, level);
+    j->next = std::min(std::max(j->rate * means / worst, j->floor), j->alone);
   }
   for (Job* j : members) j->rate = j->next;
 }

@@ -8,7 +8,9 @@
 namespace fleetsim {
 
 FabricFidelity::FabricFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config)
-    : cluster_(cluster), config_(config), solver_(config.fabric_overlap, config.sharing) {}
+    : cluster_(cluster),
+      config_(config),
+      solver_(config.fabric_overlap, config.sharing, config.fabric_draws) {}
 
 void FabricFidelity::attach(JobClock& clock, const Platform& platform, std::size_t jobs) {
   clock_ = &clock;

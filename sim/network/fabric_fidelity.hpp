@@ -12,9 +12,11 @@
 //   "mean-field": max-min as the floor, plus what sharers leave idle on average while they compute
 //   (fabric_overlap = 0.15 weighs sharers a little above their share of time talking); "arrival":
 //   each link a processor-sharing server whose sharers are present, as a job that starts talking
-//   sees them, for their share of time talking without it (the arrival theorem); or by default
-//   "worst-link": arrival's presences, then a ring's time per byte is the expected worst of its
-//   links, each link's sharers coming and going independently (no fitted overlap);
+//   sees them, for their share of time talking without it (the arrival theorem); "worst-link":
+//   arrival's presences, then a ring's time per byte is the expected worst of its links, each
+//   link's sharers coming and going independently (no fitted overlap); or by default "joint": as
+//   worst-link, but each sharer is present or absent once for all the ring's links it crosses, and
+//   sharers whose rate another link sets come and go too (fabric_draws Latin hypercube draws);
 // - rates are re-solved only when the set of jobs on the fabric changes (a start, an end, a
 //   preemption), and only for the connected component of jobs sharing links with the changed one;
 // - a job of compute share phi whose all-reduces take T x (1 - phi) alone stretches them by

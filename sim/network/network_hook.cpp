@@ -22,13 +22,13 @@ namespace {
 struct Sharing {
   const char* name;
   IdleShare share;
-  double overlap;  ///< 0.15 fitted for the mean and arrival fields; worst-link fits none (max-min: unused)
+  double overlap;  ///< 0.15 fitted for the mean and arrival fields; worst-link and joint fit none (max-min:
+                   ///< unused)
 };
 constexpr Sharing kSharings[] = {
-    {"max-min", IdleShare::kNone, 0},
-    {"mean-field", IdleShare::kLeftover, 0.15},
-    {"arrival", IdleShare::kArrival, 0.15},
-    {"worst-link", IdleShare::kWorstLink, 0},
+    {"max-min", IdleShare::kNone, 0},       {"mean-field", IdleShare::kLeftover, 0.15},
+    {"arrival", IdleShare::kArrival, 0.15}, {"worst-link", IdleShare::kWorstLink, 0},
+    {"joint", IdleShare::kJoint, 0},
 };
 
 std::vector<std::string> sharing_names() {
@@ -64,20 +64,26 @@ const KeyRegistrar kKeys{{
     {"execution", "iteration_compute_s", K::kFloat, "s", "0.5",
      "compute time per iteration of jobs whose job model does not describe their iteration",
      "fidelity network, fabric", above(0)},
-    {"execution", "fabric_sharing", K::kString, "", "worst-link",
+    {"execution", "fabric_sharing", K::kString, "", "joint",
      "how the fabric fidelity shares a link: max-min (every job talks all the time: the pessimistic bound) | "
      "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute) | "
      "arrival (max-min as a floor; each sharer present with its share of time talking as a job starting to "
      "talk sees it, and present jobs split the link: mean-value analysis of the closed network) | "
      "worst-link (arrival's presences, then a ring's time per byte is the expected worst of its links, each "
-     "link's sharers coming and going independently)",
+     "link's sharers coming and going independently) | "
+     "joint (as worst-link, each sharer coming and going once for all the ring's links it crosses, and "
+     "sharers whose rate another link sets coming and going too: fabric_draws draws a solve)",
      "fidelity fabric", one_of(sharing_names())},
-    {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link), 0.15 (mean-field, arrival)",
+    {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link, joint), 0.15 (mean-field, arrival)",
      "fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a sharer "
      "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
      "the network fidelity's mean JCT (equal chunks) on tests/bench/network-1k and scenarios/philly-network; "
-     "worst-link needs none",
+     "worst-link and joint need none",
      "fidelity fabric", in_closed(0, 1)},
+    {"execution", "fabric_draws", K::kInt, "", "32",
+     "fabric sharing joint: draws of the sharers' presences per ring and solve, each sharer's stratified "
+     "(its share of draws within 1 / draws of its presence); 64 and 128 moved no measured result",
+     "fidelity fabric", at_least(1)},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
      "each; >= 1)",
@@ -99,9 +105,10 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
   c.chunk_jitter = execution.number("chunk_jitter", c.chunk_jitter);
-  const Sharing& sharing = sharing_named(execution.text("fabric_sharing", "worst-link"));
+  const Sharing& sharing = sharing_named(execution.text("fabric_sharing", "joint"));
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
+  c.fabric_draws = static_cast<int>(execution.integer("fabric_draws", c.fabric_draws));
   return c;
 }
 

@@ -124,7 +124,7 @@ Case random_case(std::mt19937& rng) {
 
 MaxMinSolver build(const Case& c, double scale, bool with_phi = false,
                    IdleShare idle = IdleShare::kLeftover) {
-  MaxMinSolver s(0, idle);
+  MaxMinSolver s(0, idle, 64);
   for (std::size_t l = 0; l < c.capacity.size(); ++l) s.add_link(c.capacity[l] * scale, c.shared[l] != 0);
   for (const auto& [id, uses] : c.jobs) s.add(id, uses, with_phi ? c.phi.at(id) : 0.0);
   return s;
@@ -142,6 +142,8 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
                        ar_twice = build(c, 2, true, IdleShare::kArrival);
     const MaxMinSolver wl = build(c, 1, true, IdleShare::kWorstLink),
                        wl_twice = build(c, 2, true, IdleShare::kWorstLink);
+    const MaxMinSolver jt = build(c, 1, true, IdleShare::kJoint),
+                       jt_twice = build(c, 2, true, IdleShare::kJoint);
     std::vector<double> load(c.capacity.size(), 0.0);
     for (const auto& [id, uses] : c.jobs)
       for (const auto& u : uses)
@@ -173,6 +175,10 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
       CHECK(wl.rate(id) >= s.rate(id) * (1 - 1e-12));
       CHECK(wl.rate(id) <= ar.rate(id) * (1 + 1e-5));
       CHECK(wl_twice.rate(id) >= wl.rate(id) * (1 - 1e-6));
+      // joint: between max-min and alone, never slower on the doubled fabric
+      CHECK(jt.rate(id) >= s.rate(id) * (1 - 1e-12));
+      CHECK(jt.rate(id) <= s.alone_rate(id) * (1 + 1e-12));
+      CHECK(jt_twice.rate(id) >= jt.rate(id) * (1 - 1e-6));
       // Max-min: some link of the job is saturated and no job on it has a higher rate (or the job
       // is at an unshared link's bound).
       bool bottleneck = false;
@@ -201,6 +207,7 @@ TEST_CASE("max-min: incremental adds and removes give the from-scratch rates") {
     const bool with_phi = trial % 2 == 1;
     const IdleShare idle = trial % 4 == 3   ? IdleShare::kArrival
                            : trial % 8 == 1 ? IdleShare::kWorstLink
+                           : trial % 8 == 5 ? IdleShare::kJoint
                                             : IdleShare::kLeftover;
     MaxMinSolver s = build(c, 1, with_phi, idle);
     // remove a random job, add a new one
@@ -245,8 +252,9 @@ std::vector<double> product_form(const std::vector<double>& z, const std::vector
 }
 
 // The solver's iteration times for the same jobs: z + d x alone / rate.
-std::vector<double> solver_times(const std::vector<double>& z, const std::vector<double>& d, IdleShare idle) {
-  MaxMinSolver s(0, idle);
+std::vector<double> solver_times(const std::vector<double>& z, const std::vector<double>& d, IdleShare idle,
+                                 int draws = MaxMinSolver::kDraws) {
+  MaxMinSolver s(0, idle, draws);
   const int l = s.add_link(1);
   for (std::size_t j = 0; j < z.size(); ++j) s.add(static_cast<long>(j), {{l, 1}}, z[j] / (z[j] + d[j]));
   std::vector<double> t(z.size());
@@ -293,6 +301,9 @@ TEST_CASE(
     // one link: E[max] is E[X], so the worst field's factor is 1 up to rounding
     const auto by_worst = solver_times(z, d, IdleShare::kWorstLink);
     for (std::size_t j = 0; j < n; ++j) CHECK(by_worst[j] == doctest::Approx(by_arrival[j]).epsilon(1e-12));
+    // the joint field draws the same independent sharers: equal up to its stratified draws
+    const auto by_joint = solver_times(z, d, IdleShare::kJoint, 4096);
+    for (std::size_t j = 0; j < n; ++j) CHECK(by_joint[j] == doctest::Approx(by_arrival[j]).epsilon(2e-3));
     worst_arrival = std::max(worst_arrival, std::abs(arrival));
     worst_leftover = std::max(worst_leftover, std::abs(leftover));
   }
@@ -309,7 +320,7 @@ TEST_CASE("max-min: worst link - a ring crossing two links waits on either link'
   // A's time per byte on link 1 is 1 + (B present), on link 2 1 + (C present), on link 0 1.25:
   // E[max] = 1.25 (1 - p)^2 + 2 (1 - (1 - p)^2), against max of the means max(1.25, 1 + p) = 1.25.
   auto build_abc = [](IdleShare idle) {
-    MaxMinSolver s(0, idle);
+    MaxMinSolver s(0, idle, 4096);
     const int own = s.add_link(0.8), l1 = s.add_link(1), l2 = s.add_link(1);
     s.add(0, {{own, 1}, {l1, 1}, {l2, 1}}, 0.8);
     s.add(1, {{l1, 1}}, 0.8);
@@ -325,4 +336,50 @@ TEST_CASE("max-min: worst link - a ring crossing two links waits on either link'
   CHECK(worst.rate(1) == doctest::Approx(0.84).epsilon(3e-4));  // one link: as the arrival field
   CHECK(worst.rate(0) == doctest::Approx(1 / (1.25 * none + 2 * (1 - none))).epsilon(3e-4));
   CHECK(worst.rate(0) < 0.7);  // about 0.66: 18% slower than the arrival field says
+  // The joint field draws B and C independently too (each crosses one of A's links): A's rate is the
+  // same. But B also sees A come and go (worst-link counts A on link 1 by its mean load 0.16 only):
+  // while A talks (q_A = 0.2), B's flow gets min(1 / (1 - 0.8), (1 + 1) / 1) = 1/2, else 1, so B's time
+  // per byte is 0.8 x 1 + 0.2 x 2 = 1.2.
+  const MaxMinSolver joint = build_abc(IdleShare::kJoint);
+  CHECK(joint.rate(0) == doctest::Approx(worst.rate(0)).epsilon(3e-3));
+  CHECK(joint.rate(1) == doctest::Approx(1 / 1.2).epsilon(1e-3));
+}
+
+TEST_CASE("max-min: joint - a sharer whose rate another link sets still comes and goes") {
+  // A crosses its own link 0 (0.7) and link 1 (1); B crosses link 1 and its own link 2 (0.6). Both
+  // talk alone at their own link's rate with room to spare on link 1 on average (A's mean load 0.21,
+  // B's 0.12), so the arrival field leaves A at 0.7 and B at 0.6, each bottlenecked on its own link
+  // and talking q_A = 1 - 0.7 = 0.3 and q_B = 1 - 0.8 = 0.2 of its time. Worst-link counts each on
+  // link 1 only by its mean load: nobody slows. Joint: while B talks, A's flow on link 1 gets
+  // min(1 / (1 - 0.6), (1 + 1) / 1) = 1/2 (max-min caps B's take at an equal share), so A's time per
+  // byte is 1 / 0.7 while B computes and 2 while it talks: rate 1 / (0.8 / 0.7 + 0.2 x 2) = 0.648.
+  // Likewise B: 1 / (0.7 / 0.6 + 0.3 x 2) = 0.566.
+  auto build_ab = [](IdleShare idle) {
+    MaxMinSolver s(0, idle, 10000);
+    const int a = s.add_link(0.7), shared = s.add_link(1), b = s.add_link(0.6);
+    s.add(0, {{a, 1}, {shared, 1}}, 0.7);
+    s.add(1, {{shared, 1}, {b, 1}}, 0.8);
+    return s;
+  };
+  const MaxMinSolver worst = build_ab(IdleShare::kWorstLink), joint = build_ab(IdleShare::kJoint);
+  CHECK(worst.rate(0) == doctest::Approx(0.7).epsilon(1e-3));
+  CHECK(worst.rate(1) == doctest::Approx(0.6).epsilon(1e-3));
+  CHECK(joint.rate(0) == doctest::Approx(1 / (0.8 / 0.7 + 0.2 * 2)).epsilon(1e-3));
+  CHECK(joint.rate(1) == doctest::Approx(1 / (0.7 / 0.6 + 0.3 * 2)).epsilon(1e-3));
+}
+
+TEST_CASE("max-min: joint - a sharer crossing two of a ring's links is one presence, not two") {
+  // A crosses links 1 and 2 (capacity 1) and its own link 0 (0.8), as in the worst-link case above,
+  // but one job B crosses both links 1 and 2 (B's rate is set by one of them; on the other it takes its
+  // rate). While B talks, A's time per byte is 2 on either link, else 1.25 on its own: E = 1.25 (1 - p)
+  // + 2 p, p = B's presence, against 1.25 (1 - p)^2 + 2 (1 - (1 - p)^2) were B two independent sharers.
+  MaxMinSolver s(0, IdleShare::kJoint, 10000);
+  const int own = s.add_link(0.8), l1 = s.add_link(1), l2 = s.add_link(1);
+  s.add(0, {{own, 1}, {l1, 1}, {l2, 1}}, 0.8);
+  s.add(1, {{l1, 1}, {l2, 1}}, 0.8);
+  // as in the case above: B gets 1 - 0.16 = 0.84, and A sees it with p = q_B - q_B (1 - q_B) 0.16 / 0.84
+  const double sb = 1 / 0.84, qb = 0.2 * sb / (0.8 + 0.2 * sb);
+  const double p = qb - qb * (1 - qb) * 0.16 / 0.84;
+  CHECK(s.rate(0) == doctest::Approx(1 / (1.25 * (1 - p) + 2 * p)).epsilon(1e-3));
+  CHECK(s.rate(0) > 0.7);  // about 0.72, against 0.66 for two independent sharers
 }

@@ -241,6 +241,13 @@ TEST_CASE("scenario: out-of-range values") {
     CHECK(e->field() == "execution.fabric_overlap");
     CHECK(contains(e->what(), "must be in [0, 1], got 1.5"));
   }
+  {  // the joint sharing needs at least one draw
+    CHECK_FALSE(error_of(kMinimal, {"execution.fidelity=fabric", "execution.fabric_draws=1"}));
+    const auto e = error_of(kMinimal, {"execution.fidelity=fabric", "execution.fabric_draws=0"});
+    REQUIRE(e);
+    CHECK(e->field() == "execution.fabric_draws");
+    CHECK(contains(e->what(), ">= 1"));
+  }
   {  // in_half_open(0, 1): 0 is valid, 1 is not
     CHECK_FALSE(error_of(kMinimal, {"execution.fidelity=network", "execution.chunk_jitter=0"}));
     const auto e = error_of(kMinimal, {"execution.fidelity=network", "execution.chunk_jitter=1"});
