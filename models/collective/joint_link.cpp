@@ -10,8 +10,9 @@
 // max(least, max_l X_l), averaged over `draws_` draws of the sharers' presences: Latin hypercube
 // sampling, each sharer present in n_k = floor(p_k draws + v_k) draws (v_k uniform in [0, 1), so
 // E[n_k] = p_k draws) chosen at random (Floyd's algorithm), independently of the other sharers; the
-// random numbers come from splitmix64 of (k, i), so the draws are deterministic. Cost: O(sum of n_k x the
-// sharer's links + draws x the ring's links) per ring.
+// random numbers come from splitmix64 of (k, i), so the draws are deterministic. A draw changes only
+// the links its present sharers cross (nobody present, X_l = c_i / C_l), so the cost per ring is the
+// sort of its sharers' entries plus O(sum of n_k x the sharer's links + draws + the ring's links).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,34 +22,45 @@
 
 namespace fleetsim {
 
-double MaxMinSolver::joint_worst(long id, int slots, double least) {
-  auto& sharers = worst_.sharers;
-  auto& sums = worst_.sums;
-  auto& chosen = worst_.chosen;
-  auto& picks = worst_.picks;
+double MaxMinSolver::joint_worst(long id, double least) {
+  auto& [present, pmf, level, steps, sharers, own, capacity, chosen, picks, groups, hits, starts, order, sums,
+         touched, marked] = worst_;
+  const auto draws = static_cast<std::uint64_t>(draws_);
   std::sort(sharers.begin(), sharers.end(),
             [](const auto& a, const auto& b) { return a.id != b.id ? a.id < b.id : a.slot < b.slot; });
-  const auto links = static_cast<std::size_t>(slots);
-  const auto draws = static_cast<std::uint64_t>(draws_);
-  sums.assign(static_cast<std::size_t>(draws) * links * 3, 0.0);  // per (draw, slot): H, E and F
-  chosen.assign(static_cast<std::size_t>(draws), 0);
-  auto add = [&](std::uint64_t d, const WorstScratch::Sharer& e) {
-    double* at = &sums[(static_cast<std::size_t>(d) * links + static_cast<std::size_t>(e.slot)) * 3];
-    if (e.here) {
-      at[0] += e.flows;
-    } else {
-      at[1] += e.load;
-      at[2] += e.flows;
-    }
-  };
-  for (std::size_t a = 0; a < sharers.size();) {
-    std::size_t b = a;
-    // one presence per sharer: the least of its leave-one-out presences where it is an equal sharer,
-    // else its own (a sharer bottlenecked elsewhere on all the ring's links)
+  // one presence per sharer: the least of its leave-one-out presences where it is an equal sharer, else
+  // its own (a sharer bottlenecked elsewhere on all the ring's links)
+  for (std::size_t a = 0, b = 0; a < sharers.size(); a = b) {
     double p = 2;
-    for (; b < sharers.size() && sharers[b].id == sharers[a].id; ++b)
+    for (b = a; b < sharers.size() && sharers[b].id == sharers[a].id; ++b)
       if (sharers[b].here) p = std::min(p, sharers[b].p);
     if (p > 1) p = sharers[a].p;
+    for (std::size_t e = a; e < b; ++e) sharers[e].p = p;
+  }
+  // Nobody present: each link's time per byte is own / C. X_l only grows with the sharers present, so a
+  // link whose X_l with all its sharers present stays at most that floor never sets the maximum: its
+  // entries are dropped (exactly: no other sharer's presence or draws depend on them).
+  double base = least;
+  for (std::size_t s = 0; s < own.size(); ++s) base = std::max(base, own[s] / capacity[s]);
+  sums.assign(own.size() * 3, 0.0);
+  for (const auto& e : sharers) {
+    double* at = &sums[static_cast<std::size_t>(e.slot) * 3];
+    at[e.here ? 0 : 1] += e.here ? e.flows : e.load;
+    if (!e.here) at[2] += e.flows;
+  }
+  marked.assign(own.size(), 0);
+  for (std::size_t s = 0; s < own.size(); ++s) {
+    const double here = own[s] + sums[s * 3], c = capacity[s];
+    marked[s] =
+        std::min(here / std::max(c - sums[s * 3 + 1], kTiny), (here + sums[s * 3 + 2]) / c) > base ? 1 : 0;
+  }
+  std::erase_if(sharers, [&](const auto& e) { return marked[static_cast<std::size_t>(e.slot)] == 0; });
+  chosen.assign(static_cast<std::size_t>(draws), 0);
+  groups.clear();
+  hits.clear();
+  for (std::size_t a = 0, b = 0; a < sharers.size(); a = b) {
+    for (b = a; b < sharers.size() && sharers[b].id == sharers[a].id;) ++b;
+    const double p = sharers[a].p;
     std::uint64_t state = splitmix64(static_cast<std::uint64_t>(sharers[a].id) * kSplitMixGamma ^
                                      static_cast<std::uint64_t>(id));
     auto next = [&state] {
@@ -64,20 +76,54 @@ double MaxMinSolver::joint_worst(long id, int slots, double least) {
       chosen[d] = 1;
       picks.push_back(d);
     }
+    const auto g = static_cast<std::uint32_t>(groups.size());
     for (const std::uint64_t d : picks) {
       chosen[d] = 0;
-      for (std::size_t e = a; e < b; ++e) add(d, sharers[e]);
+      hits.push_back(static_cast<std::uint32_t>(d));
+      hits.push_back(g);
     }
-    a = b;
+    groups.push_back(a);
   }
+  groups.push_back(sharers.size());
+  // the present sharers draw by draw (counting sort; each draw's in sharer order, as they were drawn)
+  starts.assign(static_cast<std::size_t>(draws) + 1, 0);
+  for (std::size_t h = 0; h < hits.size(); h += 2) ++starts[hits[h] + 1];
+  for (std::size_t d = 0; d < static_cast<std::size_t>(draws); ++d) starts[d + 1] += starts[d];
+  order.resize(hits.size() / 2);
+  for (std::size_t h = 0; h < hits.size(); h += 2) order[starts[hits[h]]++] = hits[h + 1];
+  // starts[d] is now draw d's end: its sharers are order[starts[d - 1], starts[d])
+  // a draw changes only the links its present sharers cross
+  sums.assign(own.size() * 3, 0.0);
+  marked.assign(own.size(), 0);
+  touched.clear();
   double total = 0;
+  std::uint32_t from = 0;
   for (std::size_t d = 0; d < static_cast<std::size_t>(draws); ++d) {
-    double x = least;
-    for (std::size_t s = 0; s < links; ++s) {
-      const double* at = &sums[(d * links + s) * 3];
-      const double here = worst_.own[s] + at[0], c = worst_.capacity[s];
+    for (std::uint32_t k = from; k < starts[d]; ++k)
+      for (std::size_t e = groups[order[k]]; e < groups[order[k] + 1]; ++e) {
+        const WorstScratch::Sharer& sh = sharers[e];
+        double* at = &sums[static_cast<std::size_t>(sh.slot) * 3];
+        if (marked[static_cast<std::size_t>(sh.slot)] == 0) {
+          marked[static_cast<std::size_t>(sh.slot)] = 1;
+          touched.push_back(sh.slot);
+        }
+        if (sh.here) {
+          at[0] += sh.flows;
+        } else {
+          at[1] += sh.load;
+          at[2] += sh.flows;
+        }
+      }
+    from = starts[d];
+    double x = base;
+    for (const int s : touched) {
+      double* at = &sums[static_cast<std::size_t>(s) * 3];
+      const double here = own[static_cast<std::size_t>(s)] + at[0], c = capacity[static_cast<std::size_t>(s)];
       x = std::max(x, std::min(here / std::max(c - at[1], kTiny), (here + at[2]) / c));
+      at[0] = at[1] = at[2] = 0;
+      marked[static_cast<std::size_t>(s)] = 0;
     }
+    touched.clear();
     total += x;
   }
   return total / draws_;

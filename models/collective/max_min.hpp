@@ -126,9 +126,9 @@ class MaxMinSolver {
   /// Arrival field's fixed point, then each rate from the expected worst link (worst_link.cpp), the
   /// links' sharers independent (kWorstLink) or each one presence for all links (kJoint).
   void worst_field(const std::vector<Job*>& members, const std::vector<int>& links);
-  /// The joint field's expected worst time per byte of ring `id` over its `slots` shared links, at least
+  /// The joint field's expected worst time per byte of ring `id` over its shared links, at least
   /// `least`, from worst_.sharers, worst_.own and worst_.capacity (joint_link.cpp).
-  double joint_worst(long id, int slots, double least);
+  double joint_worst(long id, double least);
 
   double overlap_ = 0;
   IdleShare idle_ = IdleShare::kLeftover;
@@ -161,9 +161,15 @@ class MaxMinSolver {
     };
     std::vector<Sharer> sharers;
     std::vector<double> own, capacity;  ///< joint field, per slot: the ring's flows and the link's capacity
-    std::vector<double> sums;           ///< joint field: per (draw, slot) H, E and F
     std::vector<char> chosen;           ///< joint field: Floyd's set of draws (one sharer's)
     std::vector<std::uint64_t> picks;   ///< joint field: the draws in it
+    std::vector<std::size_t> groups;    ///< joint field: each sharer's first entry, then the end
+    std::vector<std::uint32_t> hits;    ///< joint field: (draw, sharer) pairs, then sharers by draw
+    std::vector<std::uint32_t> starts;  ///< joint field: each draw's first sharer in `order`
+    std::vector<std::uint32_t> order;   ///< joint field: the present sharers, draw by draw
+    std::vector<double> sums;           ///< joint field: per slot H, E and F of one draw
+    std::vector<int> touched;           ///< joint field: the slots one draw's sharers cross
+    std::vector<char> marked;           ///< joint field: whether a slot is in `touched`
   } worst_;
   unsigned stamp_ = 0;
 };

@@ -161,7 +161,7 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
     // the arrival rate, slowed by the ratio of the expected worst link to the worst mean
     const double least = 1 / j->alone;
     const double worst = seen == 0 ? means
-                         : joint   ? joint_worst(j->id, seen, least)
+                         : joint   ? joint_worst(j->id, least)
                                    : expected_max(steps, seen, least, level);
     j->next = std::min(std::max(j->rate * means / worst, j->floor), j->alone);
   }
