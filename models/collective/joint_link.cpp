@@ -23,8 +23,11 @@
 namespace fleetsim {
 
 double MaxMinSolver::joint_worst(long id, double least) {
-  auto& [present, pmf, level, steps, sharers, own, capacity, chosen, picks, groups, hits, starts, order, sums,
-         touched, marked] = worst_;
+  auto& sharers = worst_.sharers;
+  const auto& own = worst_.own;
+  const auto& capacity = worst_.capacity;
+  auto& sums = worst_.sums;
+  auto& marked = worst_.marked;
   const auto draws = static_cast<std::uint64_t>(draws_);
   std::sort(sharers.begin(), sharers.end(),
             [](const auto& a, const auto& b) { return a.id != b.id ? a.id < b.id : a.slot < b.slot; });
@@ -55,6 +58,10 @@ double MaxMinSolver::joint_worst(long id, double least) {
         std::min(here / std::max(c - sums[s * 3 + 1], kTiny), (here + sums[s * 3 + 2]) / c) > base ? 1 : 0;
   }
   std::erase_if(sharers, [&](const auto& e) { return marked[static_cast<std::size_t>(e.slot)] == 0; });
+  auto& chosen = worst_.chosen;
+  auto& picks = worst_.picks;
+  auto& groups = worst_.groups;
+  auto& hits = worst_.hits;
   chosen.assign(static_cast<std::size_t>(draws), 0);
   groups.clear();
   hits.clear();
@@ -86,6 +93,9 @@ double MaxMinSolver::joint_worst(long id, double least) {
   }
   groups.push_back(sharers.size());
   // the present sharers draw by draw (counting sort; each draw's in sharer order, as they were drawn)
+  auto& starts = worst_.starts;
+  auto& order = worst_.order;
+  auto& touched = worst_.touched;
   starts.assign(static_cast<std::size_t>(draws) + 1, 0);
   for (std::size_t h = 0; h < hits.size(); h += 2) ++starts[hits[h] + 1];
   for (std::size_t d = 0; d < static_cast<std::size_t>(draws); ++d) starts[d + 1] += starts[d];
