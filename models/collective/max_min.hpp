@@ -66,7 +66,7 @@ class MaxMinSolver {
   /// `draws` (>= 1): the joint field's draws of the sharers' presences per ring and solve.
   explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover, int draws = kDraws)
       : overlap_(overlap), idle_(idle), draws_(draws) {}
-  static constexpr int kDraws = 32;  ///< the joint field's default draws (64 and 128 moved nothing measured)
+  static constexpr int kDraws = 32;  ///< the joint field's default draws (64, 128: same figures within noise)
 
   /// A link of `capacity` bytes/s; shared = false: it bounds each flow alone (FATPIPE). Returns its
   /// index (0, 1, ...).
