@@ -83,12 +83,12 @@ const KeyRegistrar kKeys{{
     {"execution", "fabric_draws", K::kInt, "", "32",
      "fabric sharing joint: draws of the sharers' presences per ring and solve, each sharer's stratified "
      "(its share of draws within 1 / draws of its presence); 64 and 128 gave the same steady-grid "
-     "communication and network-1k mean JCT within its seed-to-seed noise",
-     "fidelity fabric", at_least(1)},
+     "communication and network-1k mean JCT within its seed-to-seed noise; at most 65,536",
+     "fidelity fabric", in_closed(1, 65536)},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
-     "each; >= 1)",
-     "fidelity network", at_least(1)},
+     "each; 1 to 1,000,000)",
+     "fidelity network", in_closed(1, 1e6)},
     {"execution", "chunk_jitter", K::kFloat, "", "0.5",
      "spread of shared chunks' lengths: each is 1 / chunks_shared of the job times a factor drawn "
      "uniformly in [1 - j, 1 + j] from a hash of the job and the chunk (deterministic), so that sharers' "
