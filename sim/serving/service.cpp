@@ -78,7 +78,8 @@ const KeyRegistrar kKeys{{
     {"service[]", "prefix_caching", K::kBool, "", "true",
      "vLLM's automatic prefix caching (its default): cached prompt blocks named by the trace's block "
      "hashes are reused, and a preempted request finds its own blocks again unless reused meanwhile"},
-    {"service[]", "hash_block_tokens", K::kInt, "tokens", "0", "tokens per trace block hash (0: block_size)"},
+    {"service[]", "hash_block_tokens", K::kInt, "tokens", "0", "tokens per trace block hash (0: block_size)",
+     "", in_closed(0, 1e6)},
     {"service[]", "routing", K::kString, "", "round-robin (data_parallel > 1: vllm-dp)",
      "round-robin | least-outstanding | prefix-aware | vllm-dp (vLLM's data-parallel balancer: lowest 4 x "
      "waiting + running)"},
@@ -176,12 +177,14 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
                     "min_decode_replicas instead");
     s.engine.prefill_replicas = static_cast<int>(prefill);
     s.engine.replicas = static_cast<int>(prefill + decode);
-    s.engine.min_prefill_replicas = static_cast<int>(t.integer("min_prefill_replicas", 0));
-    s.engine.min_decode_replicas = static_cast<int>(t.integer("min_decode_replicas", 0));
-    if (s.engine.min_prefill_replicas < 0 || s.engine.min_prefill_replicas > prefill)
+    const long long min_prefill = t.integer("min_prefill_replicas", 0);  // checked before the cast to int
+    const long long min_decode = t.integer("min_decode_replicas", 0);
+    if (min_prefill < 0 || min_prefill > prefill)
       throw t.error("min_prefill_replicas", "must be in 0..prefill_replicas");
-    if (s.engine.min_decode_replicas < 0 || s.engine.min_decode_replicas > decode)
+    if (min_decode < 0 || min_decode > decode)
       throw t.error("min_decode_replicas", "must be in 0..decode_replicas");
+    s.engine.min_prefill_replicas = static_cast<int>(min_prefill);
+    s.engine.min_decode_replicas = static_cast<int>(min_decode);
   } else {
     for (const char* key : {"min_prefill_replicas", "min_decode_replicas"})
       if (t.has(key))
@@ -190,9 +193,10 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   }
   s.kv_link_gbps = t.number("kv_link_gbps", 0);
   if (!(s.kv_link_gbps >= 0)) throw t.error("kv_link_gbps", "must be >= 0");
-  s.engine.min_replicas = static_cast<int>(t.integer("min_replicas", 0));
-  if (s.engine.min_replicas < 0 || s.engine.min_replicas > s.engine.replicas)
+  const long long min_replicas = t.integer("min_replicas", 0);  // checked before the cast to int
+  if (min_replicas < 0 || min_replicas > s.engine.replicas)
     throw t.error("min_replicas", "must be in 0..replicas");
+  s.engine.min_replicas = static_cast<int>(min_replicas);
   s.engine.scale_up_queue = t.number("scale_up_queue", 4);
   s.engine.scale_interval_s = t.number("scale_interval_s", 10);
   s.engine.model_load_s = t.number("model_load_s", 60);

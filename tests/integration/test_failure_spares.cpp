@@ -101,6 +101,13 @@ TEST_CASE(
   CHECK(r.code == 2);
   CHECK(r.output.find("s.toml:16") != std::string::npos);
   CHECK(r.output.find("failures.spare_nodes") != std::string::npos);
+  // a count beyond an int is compared before the cast (it wrapped to a negative count and passed)
+  for (const char* key : {"spare_nodes", "maintenance_nodes"}) {
+    write_file(dir / "s.toml", head + key + " = 3000000000\n");
+    r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet");
+    CHECK(r.code == 2);
+    CHECK(r.output.find(std::string("failures.") + key) != std::string::npos);
+  }
   write_file(dir / "s.toml", head + "maintenance_interval_h = 1\nmaintenance_duration_s = 7200\n");
   r = run_fleetsim("run " + (dir / "s.toml").string() + " --quiet");
   CHECK(r.code == 2);

@@ -196,6 +196,11 @@ TEST_CASE("services on the cluster: disaggregated KV moves over NVLink within a 
             .find("give min_prefill_replicas and/or min_decode_replicas instead") != std::string::npos);
   CHECK(error_of(bad, "prefill_replicas = 1\ndecode_replicas = 2\nmin_decode_replicas = 3\n")
             .find("must be in 0..decode_replicas") != std::string::npos);
+  // counts beyond an int are checked before the cast (they wrapped and could pass)
+  CHECK(error_of(bad, "prefill_replicas = 1\ndecode_replicas = 2\nmin_decode_replicas = 4294967297\n")
+            .find("must be in 0..decode_replicas") != std::string::npos);
+  CHECK(error_of(bad, "replicas = 2\nmin_replicas = 4294967297\n").find("must be in 0..replicas") !=
+        std::string::npos);
   CHECK(error_of(bad, "min_decode_replicas = 1\n").find("only with prefill_replicas and decode_replicas") !=
         std::string::npos);
   Shared scaled;
