@@ -23,6 +23,20 @@
 namespace fleetsim {
 
 double MaxMinSolver::joint_worst(long id, double least) {
+  // a present sharer adds to its link's sums H (equal sharers' flows), E (others' load), F (their flows)
+  auto add_present = [](double* at, const WorstScratch::Sharer& e) {
+    if (e.here) {
+      at[0] += e.flows;
+    } else {
+      at[1] += e.load;
+      at[2] += e.flows;
+    }
+  };
+  // X_l: the ring's time per byte on a link of capacity c where it has `own` flows, given the sums
+  auto time_per_byte = [](double own, double c, const double* at) {
+    const double here = own + at[0];
+    return std::min(here / std::max(c - at[1], kTiny), (here + at[2]) / c);
+  };
   auto& sharers = worst_.sharers;
   const auto& own = worst_.own;
   const auto& capacity = worst_.capacity;
@@ -46,17 +60,10 @@ double MaxMinSolver::joint_worst(long id, double least) {
   double base = least;
   for (std::size_t s = 0; s < own.size(); ++s) base = std::max(base, own[s] / capacity[s]);
   sums.assign(own.size() * 3, 0.0);
-  for (const auto& e : sharers) {
-    double* at = &sums[static_cast<std::size_t>(e.slot) * 3];
-    at[e.here ? 0 : 1] += e.here ? e.flows : e.load;
-    if (!e.here) at[2] += e.flows;
-  }
+  for (const auto& e : sharers) add_present(&sums[static_cast<std::size_t>(e.slot) * 3], e);
   marked.assign(own.size(), 0);
-  for (std::size_t s = 0; s < own.size(); ++s) {
-    const double here = own[s] + sums[s * 3], c = capacity[s];
-    marked[s] =
-        std::min(here / std::max(c - sums[s * 3 + 1], kTiny), (here + sums[s * 3 + 2]) / c) > base ? 1 : 0;
-  }
+  for (std::size_t s = 0; s < own.size(); ++s)
+    marked[s] = time_per_byte(own[s], capacity[s], &sums[s * 3]) > base ? 1 : 0;
   std::erase_if(sharers, [&](const auto& e) { return marked[static_cast<std::size_t>(e.slot)] == 0; });
   auto& chosen = worst_.chosen;
   auto& picks = worst_.picks;
@@ -112,24 +119,18 @@ double MaxMinSolver::joint_worst(long id, double least) {
     for (std::uint32_t k = from; k < starts[d]; ++k)
       for (std::size_t e = groups[order[k]]; e < groups[order[k] + 1]; ++e) {
         const WorstScratch::Sharer& sh = sharers[e];
-        double* at = &sums[static_cast<std::size_t>(sh.slot) * 3];
         if (marked[static_cast<std::size_t>(sh.slot)] == 0) {
           marked[static_cast<std::size_t>(sh.slot)] = 1;
           touched.push_back(sh.slot);
         }
-        if (sh.here) {
-          at[0] += sh.flows;
-        } else {
-          at[1] += sh.load;
-          at[2] += sh.flows;
-        }
+        add_present(&sums[static_cast<std::size_t>(sh.slot) * 3], sh);
       }
     from = starts[d];
     double x = base;
     for (const int s : touched) {
       double* at = &sums[static_cast<std::size_t>(s) * 3];
-      const double here = own[static_cast<std::size_t>(s)] + at[0], c = capacity[static_cast<std::size_t>(s)];
-      x = std::max(x, std::min(here / std::max(c - at[1], kTiny), (here + at[2]) / c));
+      x = std::max(
+          x, time_per_byte(own[static_cast<std::size_t>(s)], capacity[static_cast<std::size_t>(s)], at));
       at[0] = at[1] = at[2] = 0;
       marked[static_cast<std::size_t>(s)] = 0;
     }
