@@ -122,9 +122,9 @@ Case random_case(std::mt19937& rng) {
   return c;
 }
 
-MaxMinSolver build(const Case& c, double scale, bool with_phi = false,
-                   IdleShare idle = IdleShare::kLeftover) {
-  MaxMinSolver s(0, idle, 64);
+MaxMinSolver build(const Case& c, double scale, bool with_phi = false, IdleShare idle = IdleShare::kLeftover,
+                   int draws = 64) {
+  MaxMinSolver s(0, idle, draws);
   for (std::size_t l = 0; l < c.capacity.size(); ++l) s.add_link(c.capacity[l] * scale, c.shared[l] != 0);
   for (const auto& [id, uses] : c.jobs) s.add(id, uses, with_phi ? c.phi.at(id) : 0.0);
   return s;
@@ -390,12 +390,7 @@ TEST_CASE("max-min: joint - deterministic, and 32 draws close to 4,096 on random
   int n = 0;
   for (int trial = 0; trial < 200; ++trial) {
     const Case c = random_case(rng);
-    auto solve = [&](int draws) {
-      MaxMinSolver s(0, IdleShare::kJoint, draws);
-      for (std::size_t l = 0; l < c.capacity.size(); ++l) s.add_link(c.capacity[l], c.shared[l] != 0);
-      for (const auto& [id, uses] : c.jobs) s.add(id, uses, c.phi.at(id));
-      return s;
-    };
+    auto solve = [&](int draws) { return build(c, 1, true, IdleShare::kJoint, draws); };
     const MaxMinSolver a = solve(MaxMinSolver::kDraws), again = solve(MaxMinSolver::kDraws),
                        fine = solve(4096);
     for (const auto& [id, uses] : c.jobs) {
