@@ -118,11 +118,11 @@ std::vector<CollectiveSample> read_stdout(std::istream& in, const std::string& p
       tok.erase(tok.begin(), tok.begin() + (tok.front() == "#" ? 1 : 0));
       if (!tok.empty() && tok.front().front() == '#') tok.front().erase(0, 1);
       for (std::size_t i = 0; i + 1 < tok.size(); ++i) {
-        if (tok[i] == "nGpus") ngpus = static_cast<int>(parse_int(tok[i + 1], path, lineno, "nGpus"));
-        if (tok[i] == "nThread") nthreads = static_cast<int>(parse_int(tok[i + 1], path, lineno, "nThread"));
+        if (tok[i] == "nGpus") ngpus = parse_int32(tok[i + 1], path, lineno, "nGpus");
+        if (tok[i] == "nThread") nthreads = parse_int32(tok[i + 1], path, lineno, "nThread");
       }
       if (tok.size() >= 2 && tok[0] == "Rank") {
-        ranks_seen.insert(static_cast<int>(parse_int(tok[1], path, lineno, "Rank")));
+        ranks_seen.insert(parse_int32(tok[1], path, lineno, "Rank"));
         for (std::size_t i = 0; i + 1 < tok.size(); ++i)
           if (tok[i] == "on") hosts.insert(tok[i + 1]);
         if (sys.empty())
@@ -222,10 +222,10 @@ std::vector<CollectiveSample> read_aicb_csv(const std::string& path, const std::
     if (!op || group.empty() || group == "None") continue;
     const double bytes = parse_double(trim(f[c_msg]), path, lineno, "msg_size");
     const double ms = parse_double(trim(f[c_time]), path, lineno, "_elapsed_time");
-    const auto ranks = parse_int(group, path, lineno, "comm_group_size");
+    const int ranks = parse_int32(group, path, lineno, "comm_group_size");
     if (ranks < 1) throw InputError(path, lineno, "comm_group_size", "must be at least 1");
     if (bytes <= 0 || ms <= 0) continue;
-    out.push_back({path, lineno, system, *op, bytes, static_cast<int>(ranks), 1, ms * 1e-3});
+    out.push_back({path, lineno, system, *op, bytes, ranks, 1, ms * 1e-3});
   }
   return out;
 }
@@ -436,9 +436,11 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
     CollectiveCurve c;
     c.system = text(cj, "system", file, where);
     c.op = parse_collective(text(cj, "op", file, where), file, 0, where + ".op");
-    c.ranks = static_cast<int>(number(cj, "ranks", file, where, true));
-    c.nodes = static_cast<int>(number(cj, "nodes", file, where, true));
-    c.samples = cj.contains("samples") ? static_cast<int>(number(cj, "samples", file, where, false)) : 0;
+    c.ranks = to_int32(number(cj, "ranks", file, where, true), file, 0, where + ".ranks");
+    c.nodes = to_int32(number(cj, "nodes", file, where, true), file, 0, where + ".nodes");
+    c.samples = cj.contains("samples")
+                    ? to_int32(number(cj, "samples", file, where, false), file, 0, where + ".samples")
+                    : 0;
     if (!cj.contains("bands") || !cj.at("bands").is_array() || cj.at("bands").empty())
       throw InputError(file, 0, where + ".bands", "missing or empty array");
     for (std::size_t k = 0; k < cj.at("bands").size(); ++k) {
@@ -449,7 +451,9 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
       b.max_bytes = number(bj, "max_bytes", file, bw, false);
       b.latency_s = number(bj, "latency_s", file, bw, false);
       b.busbw_gbs = number(bj, "busbw_gbs", file, bw, true);
-      b.samples = bj.contains("samples") ? static_cast<int>(number(bj, "samples", file, bw, false)) : 0;
+      b.samples = bj.contains("samples")
+                      ? to_int32(number(bj, "samples", file, bw, false), file, 0, bw + ".samples")
+                      : 0;
       if (!c.bands.empty() && b.min_bytes < c.bands.back().min_bytes)
         throw InputError(file, 0, bw + ".min_bytes", "bands must be sorted by min_bytes");
       c.bands.push_back(b);

@@ -7,6 +7,7 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim {
 
@@ -50,7 +51,7 @@ GpuSpec load_device_file(const std::string& path) {
   }
   g.memory_gib = number(j, path, "Dev_Mem");
   g.memory_bw_gbs = number(j, path, "Mem_Bw");
-  g.sms = static_cast<int>(number(j, path, "Num_Sm"));
+  g.sms = to_int32(number(j, path, "Num_Sm"), path, 0, "Num_Sm");
   g.boost_clock_mhz = number(j, path, "Freq");
   g.fp32_tflops = number(j, path, "SingleFLOPs") / 1000.0;
   g.l2_mib = number(j, path, "L2Cache");

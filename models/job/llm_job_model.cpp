@@ -80,7 +80,7 @@ class LlmJobModel final : public JobModel {
   explicit LlmJobModel(const JobModelParams& p)
       : trace_file_(p.workload.text("path", p.scenario_file)),
         launch_floor_s_(p.settings.number("llm_launch_floor_us", 0) * 1e-6),
-        zero_(static_cast<int>(p.settings.integer("llm_zero", 1))),
+        zero_(p.settings.int32("llm_zero", 1)),
         nic_gbps_(p.nic_gbps),
         nics_per_node_(p.nics_per_node),
         gpus_per_nic_(p.gpus_per_nic),

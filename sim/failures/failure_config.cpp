@@ -200,17 +200,17 @@ std::optional<FailureConfig> FailureConfig::from(const Options& o, std::uint64_t
   if (c.checkpoint == "auto" && !(c.checkpoint_write_s > 0) && !(c.checkpoint_gb_per_gpu > 0))
     throw o.error("checkpoint", "auto needs a write cost: checkpoint_write_s or checkpoint_gb_per_gpu");
   const auto nodes = static_cast<long>(cluster_nodes);
-  const long long spares = o.integer("spare_nodes", 0);  // compared before the cast to int
+  const int spares = o.int32("spare_nodes", 0);
   if (spares >= nodes)
     throw o.error("spare_nodes", std::to_string(spares) + " spares leave no node of the cluster's " +
                                      std::to_string(nodes) + " in service");
-  c.spare_nodes = static_cast<int>(spares);
+  c.spare_nodes = spares;
   c.maintenance_interval_s = o.number("maintenance_interval_h", 0) * 3600.0;
-  const long long window = o.integer("maintenance_nodes", 1);
+  const int window = o.int32("maintenance_nodes", 1);
   if (window > nodes - c.spare_nodes)
     throw o.error("maintenance_nodes", "a window of " + std::to_string(window) + " nodes is more than the " +
                                            std::to_string(nodes - c.spare_nodes) + " nodes in service");
-  c.maintenance_nodes = static_cast<int>(window);
+  c.maintenance_nodes = window;
   c.maintenance_duration_s = o.number("maintenance_duration_s", c.maintenance_duration_s);
   if (c.maintenance_interval_s > 0 && c.maintenance_duration_s >= c.maintenance_interval_s)
     throw o.error("maintenance_duration_s",

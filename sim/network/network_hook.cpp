@@ -104,12 +104,12 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   NetworkFidelityConfig c;
   c.grad_bytes = execution.number("grad_mb_default", 1000) * 1e6;
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
-  c.chunks_shared = static_cast<int>(execution.integer("chunks_shared", c.chunks_shared));
+  c.chunks_shared = execution.int32("chunks_shared", c.chunks_shared);
   c.chunk_jitter = execution.number("chunk_jitter", c.chunk_jitter);
   const Sharing& sharing = sharing_named(execution.text("fabric_sharing", "joint"));
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
-  c.fabric_draws = static_cast<int>(execution.integer("fabric_draws", c.fabric_draws));
+  c.fabric_draws = execution.int32("fabric_draws", c.fabric_draws);
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <ostream>
 
 #include "models/collective/collective_model.hpp"
@@ -151,10 +152,10 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
     if (v.empty()) throw t.error(key, "missing (service " + std::to_string(index) + ")");
     return v;
   };
-  auto positive = [&](const char* key, long long fallback) {
-    const long long v = t.integer(key, fallback);
+  auto positive = [&](const char* key, int fallback) {
+    const int v = t.int32(key, fallback);
     if (v < 1) throw t.error(key, "must be >= 1");
-    return static_cast<int>(v);
+    return v;
   };
   s.name = required("name");
   s.model = required("model");
@@ -165,26 +166,28 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
     gpu_spec(s.gpu, at.file(), at.line(), "service." + std::to_string(index) + ".gpu");
   }
   s.engine.replicas = positive("replicas", 1);
-  const long long prefill = t.integer("prefill_replicas", 0), decode = t.integer("decode_replicas", 0);
+  const int prefill = t.int32("prefill_replicas", 0), decode = t.int32("decode_replicas", 0);
   if (prefill < 0 || decode < 0 || (prefill > 0) != (decode > 0))
     throw t.error(prefill > 0 ? "decode_replicas" : "prefill_replicas",
                   "prefill_replicas and decode_replicas must both be >= 1 (or both 0: colocated)");
   if (prefill > 0) {
     if (t.has("replicas")) throw t.error("replicas", "give prefill_replicas and decode_replicas instead");
-    if (t.integer("min_replicas", 0) > 0)
+    if (t.int32("min_replicas", 0) > 0)
       throw t.error("min_replicas",
                     "a disaggregated service scales each group: give min_prefill_replicas and/or "
                     "min_decode_replicas instead");
-    s.engine.prefill_replicas = static_cast<int>(prefill);
-    s.engine.replicas = static_cast<int>(prefill + decode);
-    const long long min_prefill = t.integer("min_prefill_replicas", 0);  // checked before the cast to int
-    const long long min_decode = t.integer("min_decode_replicas", 0);
+    if (prefill > std::numeric_limits<int>::max() - decode)
+      throw t.error("decode_replicas", "prefill_replicas + decode_replicas must fit in a 32-bit int");
+    s.engine.prefill_replicas = prefill;
+    s.engine.replicas = prefill + decode;
+    const int min_prefill = t.int32("min_prefill_replicas", 0);
+    const int min_decode = t.int32("min_decode_replicas", 0);
     if (min_prefill < 0 || min_prefill > prefill)
       throw t.error("min_prefill_replicas", "must be in 0..prefill_replicas");
     if (min_decode < 0 || min_decode > decode)
       throw t.error("min_decode_replicas", "must be in 0..decode_replicas");
-    s.engine.min_prefill_replicas = static_cast<int>(min_prefill);
-    s.engine.min_decode_replicas = static_cast<int>(min_decode);
+    s.engine.min_prefill_replicas = min_prefill;
+    s.engine.min_decode_replicas = min_decode;
   } else {
     for (const char* key : {"min_prefill_replicas", "min_decode_replicas"})
       if (t.has(key))
@@ -193,10 +196,10 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   }
   s.kv_link_gbps = t.number("kv_link_gbps", 0);
   if (!(s.kv_link_gbps >= 0)) throw t.error("kv_link_gbps", "must be >= 0");
-  const long long min_replicas = t.integer("min_replicas", 0);  // checked before the cast to int
+  const int min_replicas = t.int32("min_replicas", 0);
   if (min_replicas < 0 || min_replicas > s.engine.replicas)
     throw t.error("min_replicas", "must be in 0..replicas");
-  s.engine.min_replicas = static_cast<int>(min_replicas);
+  s.engine.min_replicas = min_replicas;
   s.engine.scale_up_queue = t.number("scale_up_queue", 4);
   s.engine.scale_interval_s = t.number("scale_interval_s", 10);
   s.engine.model_load_s = t.number("model_load_s", 60);
@@ -232,7 +235,7 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.engine.max_num_seqs = positive("max_num_seqs", 256);
   s.engine.max_num_batched_tokens = positive("max_num_batched_tokens", 2048);
   s.engine.block_size = positive("block_size", 16);
-  s.engine.hash_block_tokens = static_cast<int>(t.integer("hash_block_tokens", 0));
+  s.engine.hash_block_tokens = t.int32("hash_block_tokens", 0);
   s.engine.prefix_caching = t.flag("prefix_caching", true);
   s.engine.routing = s.data_parallel > 1 && !t.has("routing") ? Routing::kVllmDp : routing_of(t);
   s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;

@@ -196,11 +196,18 @@ TEST_CASE("services on the cluster: disaggregated KV moves over NVLink within a 
             .find("give min_prefill_replicas and/or min_decode_replicas instead") != std::string::npos);
   CHECK(error_of(bad, "prefill_replicas = 1\ndecode_replicas = 2\nmin_decode_replicas = 3\n")
             .find("must be in 0..decode_replicas") != std::string::npos);
-  // counts beyond an int are checked before the cast (they wrapped and could pass)
-  CHECK(error_of(bad, "prefill_replicas = 1\ndecode_replicas = 2\nmin_decode_replicas = 4294967297\n")
-            .find("must be in 0..decode_replicas") != std::string::npos);
-  CHECK(error_of(bad, "replicas = 2\nmin_replicas = 4294967297\n").find("must be in 0..replicas") !=
-        std::string::npos);
+  // counts beyond an int are errors naming the key (they wrapped to 1 and could pass)
+  for (const std::string key : {"min_decode_replicas", "min_replicas", "replicas", "prefill_replicas"}) {
+    CAPTURE(key);
+    const std::string others = key == "min_decode_replicas" ? "prefill_replicas = 1\ndecode_replicas = 2\n"
+                               : key == "min_replicas"      ? "replicas = 2\n"
+                               : key == "prefill_replicas"  ? "decode_replicas = 2\n"
+                                                            : "";
+    const std::string e = error_of(bad, others + key + " = 4294967297\n");
+    INFO(e);
+    CHECK(e.find(key + "'") != std::string::npos);
+    CHECK(e.find("out of range: 4294967297 (must fit in a 32-bit int)") != std::string::npos);
+  }
   CHECK(error_of(bad, "min_decode_replicas = 1\n").find("only with prefill_replicas and decode_replicas") !=
         std::string::npos);
   Shared scaled;

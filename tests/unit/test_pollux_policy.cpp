@@ -228,3 +228,30 @@ TEST_CASE("pollux policy: needs the pollux job model") {
       doctest::Contains("job_model = \"pollux\""), InputError);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("pollux policy: a genetic-search size outside int's range is an error naming the knob") {
+  // population = 3e9 was cast from a double to int: undefined behaviour, then a search of garbage size
+  const auto dir = test::temp_dir("pollux-policy-big");
+  for (const std::string knob :
+       {"population = 3000000000", "generations = -3000000000", "population = 2.5"}) {
+    CAPTURE(knob);
+    const std::string toml =
+        "[cluster]\n[[cluster.pool]]\nname = \"t4\"\nnodes = 1\ngpus_per_node = 4\ngpu = \"T4\"\n"
+        "[workload]\nformat = \"pollux\"\npath = \"" +
+        fixture("workload.csv") + "\"\n[execution]\njob_model = \"pollux\"\npollux_profiles = \"" +
+        fixture("profiles") + "\"\n[scheduler]\npolicy = \"pollux\"\n[scheduler.options]\n" + knob +
+        "\n[output]\ndir = \"out\"\n";
+    try {
+      const Scenario sc = parse_scenario(toml, (dir / "p.toml").string(), dir.string());
+      RunOptions opt;
+      opt.quiet = true;
+      run_scenario(sc, opt);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(e.field() == "scheduler.options." + knob.substr(0, knob.find(' ')));
+      CHECK(e.line() == 16);  // the knob's line in the scenario
+    }
+    CHECK_FALSE(std::filesystem::exists(dir / "out" / "jobs.csv"));
+  }
+  std::filesystem::remove_all(dir);
+}

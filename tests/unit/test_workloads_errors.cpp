@@ -1,9 +1,12 @@
 // Bad input: every case raises InputError naming the file, the line and the field.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "tests/unit/test_workloads_util.hpp"
+#include "workloads/base/options.hpp"
+#include "workloads/base/text.hpp"
 #include "workloads/throughputs/throughput_table.hpp"
 
 using namespace fleetsim;
@@ -310,4 +313,33 @@ TEST_CASE("synthetic: invalid parameters name the scenario key") {
   c.settings.set("duration_sigma", static_cast<double>(1));
   c.settings.set("duration_max_s", static_cast<double>(1));
   check_names(read_error(c), "scenario.toml", 0, "workload.duration_max_s");
+}
+
+TEST_CASE("int32: a value stored as int is range-checked, never a wrapped cast") {
+  // Options::int32 is what every int-typed knob reads through: 3e9 once wrapped to a negative count.
+  Options o({}, "scenario.toml", "execution");
+  o.set("big", "3000000000");
+  o.set("low", "-2147483649");
+  o.set("max", "2147483647");
+  o.set("min", "-2147483648");
+  o.set("frac", "2.5");
+  CHECK(o.int32("max", 0) == 2147483647);
+  CHECK(o.int32("min", 0) == -2147483647 - 1);
+  CHECK(o.int32("absent", 7) == 7);
+  for (const char* key : {"big", "low"}) {
+    try {
+      (void)o.int32(key, 0);
+      FAIL("no error for " << key);
+    } catch (const InputError& e) {
+      check_names(e, "scenario.toml", 0, std::string("execution.") + key);
+      CHECK(contains(e.what(), "out of range"));
+    }
+  }
+  CHECK_THROWS_WITH_AS((void)o.int32("frac", 0), doctest::Contains("is not an integer"), InputError);
+  // the same check for numbers read from a data file (a JSON count, a log's rank)
+  CHECK(to_int32(64.0, "f.json", 3, "ranks") == 64);
+  CHECK_THROWS_WITH_AS((void)to_int32(1e12, "f.json", 3, "ranks"), doctest::Contains("f.json:3"), InputError);
+  CHECK_THROWS_AS((void)to_int32(std::nan(""), "f.json", 3, "ranks"), InputError);
+  CHECK_THROWS_WITH_AS((void)parse_int32("4294967296", "log.txt", 9, "nGpus"), doctest::Contains("nGpus"),
+                       InputError);
 }

@@ -37,6 +37,12 @@ long long Options::integer(const std::string& key, long long fallback, const std
   return parse_int(v->text, file_of(*v), v->line, table_ + "." + key);
 }
 
+int Options::int32(const std::string& key, int fallback, const std::string& doc) const {
+  const Value* v = find(key, doc, std::to_string(fallback));
+  if (v == nullptr) return fallback;
+  return parse_int32(v->text, file_of(*v), v->line, table_ + "." + key);
+}
+
 std::vector<std::string> Options::texts(const std::string& key, const std::vector<std::string>& fallback,
                                         const std::string& doc) const {
   const Value* v = find(key, doc, join(fallback, ","));

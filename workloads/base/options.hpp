@@ -26,6 +26,8 @@ class Options {
 
   double number(const std::string& key, double fallback, const std::string& doc = "") const;
   long long integer(const std::string& key, long long fallback, const std::string& doc = "") const;
+  /// integer() for a value stored as int: out of int's range is an InputError naming the key.
+  int int32(const std::string& key, int fallback, const std::string& doc = "") const;
   std::vector<double> numbers(const std::string& key, const std::vector<double>& fallback,
                               const std::string& doc = "") const;
   std::vector<std::string> texts(const std::string& key, const std::vector<std::string>& fallback,

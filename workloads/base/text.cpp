@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "workloads/base/input_error.hpp"
 
@@ -96,6 +97,17 @@ long long parse_int(std::string_view text, const std::string& file, long line, c
   if (v != std::floor(v) || std::fabs(v) > 9.0e15)
     throw InputError(file, line, field, "'" + std::string(trim(text)) + "' is not an integer");
   return static_cast<long long>(v);
+}
+
+int to_int32(double v, const std::string& file, long line, const std::string& field) {
+  constexpr double lo = std::numeric_limits<int>::min(), hi = std::numeric_limits<int>::max();
+  if (!(v >= lo && v <= hi))  // also NaN; a cast of an out-of-range double to int is undefined
+    throw InputError(file, line, field, "out of range: " + fmt(v, 0) + " (must fit in a 32-bit int)");
+  return static_cast<int>(v);
+}
+
+int parse_int32(std::string_view text, const std::string& file, long line, const std::string& field) {
+  return to_int32(static_cast<double>(parse_int(text, file, line, field)), file, line, field);
 }
 
 std::string fmt(double v, int digits) {

@@ -44,16 +44,15 @@ class Pollux final : public Scheduler {
  public:
   explicit Pollux(const SchedulerParams& p) : clock_(p.opts()), rng_(p.seed) {
     const Options& o = p.opts();
-    settings_.population =
-        static_cast<int>(o.number("population", 100.0, "individuals of the genetic search (default 100)"));
-    settings_.generations = static_cast<int>(o.number(
-        "generations", 100.0, "generations of the genetic search, the first included (default 100)"));
+    settings_.population = o.int32("population", 100, "individuals of the genetic search (default 100)");
+    settings_.generations =
+        o.int32("generations", 100, "generations of the genetic search, the first included (default 100)");
     settings_.restart_delay_s = o.number(
         "restart_penalty_s", 30.0, "restart delay the search charges a reallocated job, s (default 30)");
-    settings_.stall_generations = static_cast<int>(o.number(
-        "stall_generations", 10.0,
+    settings_.stall_generations = o.int32(
+        "stall_generations", 10,
         "stop a round's search after this many generations without a better allocation (default 10; 0: "
-        "all generations, as the artifact)"));
+        "all generations, as the artifact)");
     if (settings_.population < 2) throw InputError("", 0, "scheduler.options.population", "must be >= 2");
     if (settings_.generations < 1) throw InputError("", 0, "scheduler.options.generations", "must be >= 1");
     if (settings_.stall_generations < 0)
