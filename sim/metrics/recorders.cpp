@@ -26,13 +26,14 @@ std::string csv_id(const std::string& id) {
 
 namespace {
 
-// A spilled row: index, six doubles, text length, text.
-constexpr std::size_t kRowHeader = sizeof(int) + 6 * sizeof(double) + sizeof(std::uint32_t);
+// A spilled row: index, nodes, six doubles, text length, text.
+constexpr std::size_t kRowHeader = 2 * sizeof(int) + 6 * sizeof(double) + sizeof(std::uint32_t);
 
 void put_row(std::ostream& f, const JobTable::Row& r) {
   const double v[6] = {r.submit_s, r.start_s, r.end_s, r.wasted_gpu_s, r.comm_s, r.comm_bytes};
   const auto len = static_cast<std::uint32_t>(r.text.size());
   f.write(reinterpret_cast<const char*>(&r.index), sizeof r.index);
+  f.write(reinterpret_cast<const char*>(&r.nodes), sizeof r.nodes);
   f.write(reinterpret_cast<const char*>(v), sizeof v);
   f.write(reinterpret_cast<const char*>(&len), sizeof len);
   f.write(r.text.data(), static_cast<std::streamsize>(len));
@@ -42,6 +43,7 @@ bool get_row(std::istream& f, JobTable::Row& r) {
   double v[6];
   std::uint32_t len = 0;
   if (!f.read(reinterpret_cast<char*>(&r.index), sizeof r.index)) return false;
+  f.read(reinterpret_cast<char*>(&r.nodes), sizeof r.nodes);
   f.read(reinterpret_cast<char*>(v), sizeof v);
   f.read(reinterpret_cast<char*>(&len), sizeof len);
   r.text.resize(len);
@@ -75,6 +77,7 @@ void JobTable::on_start(int, long jobs) {
 void JobTable::on_job_finished(const JobRecord& r) {
   Row row;
   row.index = r.index;
+  row.nodes = r.nodes;
   row.submit_s = r.submit_s;
   row.start_s = r.start_s;
   row.end_s = r.end_s;
@@ -184,7 +187,7 @@ void JobTable::emit(const Row& r) {
     out_ << ',' << fmt(comm) << ',' << fmt(comm > 0 ? r.comm_bytes / comm / 1e9 : 0.0, 3);
   }
   out_ << '\n';
-  if (r.comm_s >= 0) comm_.push_back({r.comm_s, r.end_s - r.start_s});
+  if (r.comm_s >= 0) comm_.push_back({r.comm_s, r.end_s - r.start_s, r.nodes});
   const double jct = r.end_s - r.submit_s, wait = r.start_s - r.submit_s;
   stats_.first_submit = stats_.jct.empty() ? r.submit_s : std::min(stats_.first_submit, r.submit_s);
   stats_.jct.push_back(jct);

@@ -35,6 +35,7 @@ struct JobStats {
 struct CommRow {
   double comm_s = 0;  ///< time in all-reduce
   double run_s = 0;   ///< end - first start
+  int nodes = 0;      ///< nodes it spanned (at its last start)
 };
 
 /// Writes jobs.csv in trace order without keeping every finished job: a row is formatted when its
@@ -68,6 +69,7 @@ class JobTable final : public SimObserver {
   /// One finished job: its row (without comm columns and newline) and what the summary needs.
   struct Row {
     int index = 0;
+    int nodes = 0;
     double submit_s = 0, start_s = 0, end_s = 0, wasted_gpu_s = 0, comm_s = -1, comm_bytes = 0;
     std::string text;
   };

@@ -1,7 +1,9 @@
 #include "sim/network/network_report.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <utility>
 
 #include "sim/metrics/recorders.hpp"
 #include "workloads/base/text.hpp"
@@ -41,6 +43,23 @@ void write_link_tiers_csv(std::ostream& out, const NetworkReport& r) {
   for (const auto& t : r.tiers) out << fmt(t.time_s) << ',' << t.tier << ',' << fmt(t.util, 6) << '\n';
 }
 
+nlohmann::ordered_json comm_by_nodes(const std::vector<CommRow>& rows) {
+  // ring width buckets: 1 node (NVLink/NVSwitch only), 2, then doubling; every bucket is written, so
+  // that a sweep's runs share the metrics (network.comm_s_by_nodes.<bucket>)
+  static constexpr std::pair<int, const char*> kBuckets[] = {{1, "1"},      {2, "2"},        {4, "3-4"},
+                                                             {8, "5-8"},    {16, "9-16"},    {32, "17-32"},
+                                                             {64, "33-64"}, {1 << 30, "65+"}};
+  std::vector<double> sums(std::size(kBuckets), 0.0);
+  for (const auto& rec : rows) {
+    std::size_t b = 0;
+    while (b + 1 < std::size(kBuckets) && rec.nodes > kBuckets[b].first) ++b;
+    sums[b] += rec.comm_s;
+  }
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (std::size_t b = 0; b < sums.size(); ++b) j[kBuckets[b].second] = sums[b];
+  return j;
+}
+
 nlohmann::ordered_json network_summary(const NetworkReport& r, const JobTable& jobs) {
   nlohmann::ordered_json j;
   j["ptasks"] = r.ptasks;
@@ -53,6 +72,7 @@ nlohmann::ordered_json network_summary(const NetworkReport& r, const JobTable& j
   }
   j["jobs_on_fabric"] = on_fabric;
   j["comm_s_total"] = comm;
+  j["comm_s_by_nodes"] = comm_by_nodes(jobs.comm_rows());
   j["mean_comm_share"] = on_fabric > 0 ? share / static_cast<double>(on_fabric) : 0.0;
   std::map<std::string, std::pair<double, double>> tiers;  // tier -> (sum, peak)
   std::map<std::string, long> buckets;

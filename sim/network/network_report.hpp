@@ -13,6 +13,7 @@
 namespace fleetsim {
 
 class JobTable;
+struct CommRow;
 
 /// Utilization of one link over the run (links carrying no all-reduce traffic are omitted unless
 /// they belong to a fabric tier).
@@ -58,8 +59,12 @@ void add_tier_samples(NetworkReport& r, const std::string& tier, const std::vect
 void write_links_csv(std::ostream& out, const NetworkReport& r);
 /// link_tiers.csv: time_s,tier,util.
 void write_link_tiers_csv(std::ostream& out, const NetworkReport& r);
-/// summary.json "network": ptasks, jobs_on_fabric, comm_s_total, mean_comm_share (comm_s / JCT over
-/// jobs on the fabric), tiers {mean_util, peak_util}, hottest_links (top 5 by p99, then mean).
+/// The jobs' communication time (comm_s) summed by the number of nodes their ring spans: buckets "1",
+/// "2", "3-4", "5-8", "9-16", "17-32", "33-64", "65+", all present (0 when empty).
+nlohmann::ordered_json comm_by_nodes(const std::vector<CommRow>& rows);
+/// summary.json "network": ptasks, jobs_on_fabric, comm_s_total, comm_s_by_nodes, mean_comm_share
+/// (comm_s / JCT over jobs on the fabric), tiers {mean_util, peak_util}, hottest_links (top 5 by p99,
+/// then mean).
 nlohmann::ordered_json network_summary(const NetworkReport& r, const JobTable& jobs);
 
 }  // namespace fleetsim

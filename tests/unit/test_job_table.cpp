@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/metrics/recorders.hpp"
+#include "sim/network/network_report.hpp"
 #include "workloads/base/text.hpp"
 
 using namespace fleetsim;
@@ -90,6 +91,7 @@ struct Streamed {
   JobStats stats;
   std::size_t runs = 0;
   long comm_rows = 0;
+  nlohmann::ordered_json by_nodes;  ///< summary.json network.comm_s_by_nodes
 };
 
 Streamed stream(const Trace& t, std::size_t buffer_rows) {
@@ -106,6 +108,7 @@ Streamed stream(const Trace& t, std::size_t buffer_rows) {
   s.csv = out.str();
   s.stats = table.stats();
   s.comm_rows = static_cast<long>(table.comm_rows().size());
+  s.by_nodes = comm_by_nodes(table.comm_rows());
   return s;
 }
 
@@ -125,6 +128,17 @@ TEST_CASE("jobs.csv streamed through spilled runs equals the kept-and-sorted tab
       if (buffer == JobTable::kBufferRows) CHECK(s.runs == 0);
       CHECK(s.comm_rows == std::count_if(t.finished.begin(), t.finished.end(),
                                          [](const JobRecord& r) { return r.comm_s >= 0; }));
+      // each job's nodes survive the spill: communication by ring width, summed in trace order
+      std::vector<JobRecord> rows = t.finished;
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const JobRecord& a, const JobRecord& b) { return a.index < b.index; });
+      double by[3] = {0, 0, 0};  // nodes 1, 2, 3 (make_trace's)
+      for (const auto& r : rows)
+        if (r.comm_s >= 0) by[r.nodes - 1] += r.comm_s;
+      CHECK(s.by_nodes["1"].get<double>() == by[0]);
+      CHECK(s.by_nodes["2"].get<double>() == by[1]);
+      CHECK(s.by_nodes["3-4"].get<double>() == by[2]);
+      CHECK(s.by_nodes["65+"].get<double>() == 0);
     }
   }
 }
@@ -191,4 +205,30 @@ TEST_CASE("timeseries.csv streamed: the last changed sample of each instant, wri
   CHECK(out.str() ==
         "time_s,busy_gpus,running_jobs,queued_jobs,completed_jobs\n0,0,0,0,0\n1,2,2,0,0\n3,0,0,0,2\n");
   CHECK(ts.busy_gpu_seconds() == doctest::Approx(0 * 1 + 2 * 1 + 2 * 1));
+}
+
+TEST_CASE("communication by ring width: each job in its bucket, every bucket written") {
+  // distinct powers of two: each bucket's sum says exactly which jobs landed in it
+  const std::vector<std::pair<int, double>> jobs = {
+      {1, 1},    {2, 2},    {3, 4},    {4, 8},     {5, 16},    {8, 32},    {9, 64},
+      {16, 128}, {17, 256}, {32, 512}, {33, 1024}, {64, 2048}, {65, 4096}, {100000, 8192}};
+  std::vector<CommRow> rows;
+  for (const auto& [nodes, comm] : jobs) rows.push_back({comm, 10.0, nodes});
+  const auto j = comm_by_nodes(rows);
+  const std::vector<std::pair<std::string, double>> want = {{"1", 1},
+                                                            {"2", 2},
+                                                            {"3-4", 4 + 8},
+                                                            {"5-8", 16 + 32},
+                                                            {"9-16", 64 + 128},
+                                                            {"17-32", 256 + 512},
+                                                            {"33-64", 1024 + 2048},
+                                                            {"65+", 4096 + 8192}};
+  REQUIRE(j.size() == want.size());
+  std::size_t k = 0;
+  for (const auto& [key, value] : j.items()) {  // in order of width
+    CHECK(key == want[k].first);
+    CHECK(value.get<double>() == want[k].second);
+    ++k;
+  }
+  CHECK(comm_by_nodes({}).size() == want.size());  // no job: every bucket, at 0
 }
