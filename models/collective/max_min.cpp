@@ -18,6 +18,8 @@ int MaxMinSolver::add_link(double capacity, bool shared) {
   version_.push_back(0);
   sens_.push_back(0);
   sens_rate_.push_back(0);
+  left_.push_back(0);
+  takers_.push_back(0);
   here_.emplace_back();
   elsewhere_.emplace_back();
   return static_cast<int>(capacity_.size()) - 1;
@@ -147,6 +149,13 @@ void MaxMinSolver::solve(const std::vector<int>& seeds) {
   }
   std::sort(solved_.begin(), solved_.end());
   if (members.size() < 2) return;  // a lone job keeps its max-min (alone) rate
+  if (allocation_ == FabricAllocation::kMaxMin) return share(members, links);
+  fair_bottleneck(members, links);
+  share(members, links);
+  toward_bottleneck(members, idle_ == IdleShare::kNone);
+}
+
+void MaxMinSolver::share(const std::vector<Job*>& members, const std::vector<int>& links) {
   switch (idle_) {
     case IdleShare::kNone:
       return;

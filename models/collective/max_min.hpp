@@ -25,6 +25,12 @@
 // absent once for all the links it shares with the ring, and sharers whose rate another link sets
 // coming and going too, taking their rate while present (draws stratified per sharer: joint_link.cpp).
 //
+// FabricAllocation::kFairBottleneck moves each job's rate towards SimGrid's ptask solver (fair bottleneck,
+// the network fidelity's), which favours rings that cross few links over those that cross many: with
+// every job talking its rate is that solver's exactly, and under a sharing field the field's rate is
+// scaled by the same ratio (fair bottleneck over max-min, every job talking) raised to the share of
+// that all-talking slowdown the job actually sees (fair_bottleneck.cpp).
+//
 // Incremental: adding or removing a job re-solves only the connected component of jobs linked to
 // it through shared links (the rates of other jobs cannot change).
 #include <cstdint>
@@ -51,6 +57,12 @@ enum class IdleShare {
                ///< those bottlenecked elsewhere too (joint_link.cpp)
 };
 
+/// The static allocation of jobs that all talk at once, which the sharing fields build on.
+enum class FabricAllocation {
+  kMaxMin,          ///< max-min fairness in the per-flow rate (progressive filling)
+  kFairBottleneck,  ///< max-min's floor and fields, moved towards SimGrid's fair-bottleneck solver
+};
+
 class MaxMinSolver {
  public:
   /// One step of the distribution of a job's time per byte on one link: P(X <= x) = cdf (the
@@ -64,8 +76,9 @@ class MaxMinSolver {
   /// `overlap` in [0, 1]: how much more than independent phases the sharers' all-reduces overlap
   /// in the mean field (0: a sharer weighs its share q of the time; 1: it always weighs, max-min).
   /// `draws` (>= 1): the joint field's draws of the sharers' presences per ring and solve.
-  explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover, int draws = kDraws)
-      : overlap_(overlap), idle_(idle), draws_(draws) {}
+  explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover, int draws = kDraws,
+                        FabricAllocation allocation = FabricAllocation::kMaxMin)
+      : overlap_(overlap), idle_(idle), draws_(draws), allocation_(allocation) {}
   static constexpr int kDraws = 32;  ///< the joint field's default draws (64, 128: same figures within noise)
 
   /// A link of `capacity` bytes/s; shared = false: it bounds each flow alone (FATPIPE). Returns its
@@ -101,11 +114,22 @@ class MaxMinSolver {
     double sensitivity = 0;  ///< arrival field: dw / d ln rate (scratch)
     int bottleneck = -1;     ///< the link that sets its rate (-1: none shared): max-min's, then the field's
     long id = 0;             ///< the job's id (the joint field's draws hash it)
-    unsigned mark = 0;       ///< component search stamp
+    double max_min = 0;      ///< fair bottleneck: its max-min rate, every job talking (scratch)
+    double bottleneck_rate = 0;  ///< fair bottleneck: its rate under that solver, every job talking (scratch)
+    double step = 0;             ///< fair bottleneck: what it took in its last round (scratch)
+    bool open = false;           ///< fair bottleneck: still taking (scratch)
+    unsigned mark = 0;           ///< component search stamp
     bool frozen = false;
   };
   /// Re-solves the component reached from `seeds` (links) through shared links into solved_.
   void solve(const std::vector<int>& seeds);
+  /// The sharing field of the component (none for max-min).
+  void share(const std::vector<Job*>& members, const std::vector<int>& links);
+  /// Fair-bottleneck rates of the component's jobs, every job talking, into Job::bottleneck_rate
+  /// (fair_bottleneck.cpp).
+  void fair_bottleneck(const std::vector<Job*>& members, const std::vector<int>& links);
+  /// Scales each rate towards the fair-bottleneck allocation (fair_bottleneck.cpp).
+  static void toward_bottleneck(const std::vector<Job*>& members, bool all_talking);
   /// Under-relaxed fixed-point step towards the members' targets (Job::next).
   struct Relaxation {
     double weight = 0.5;
@@ -133,6 +157,7 @@ class MaxMinSolver {
   double overlap_ = 0;
   IdleShare idle_ = IdleShare::kLeftover;
   int draws_ = kDraws;
+  FabricAllocation allocation_ = FabricAllocation::kMaxMin;
   std::vector<double> capacity_;
   std::vector<char> shared_;
   std::vector<std::vector<long>> users_;  ///< per shared link: jobs crossing it (insertion order)
@@ -144,6 +169,7 @@ class MaxMinSolver {
   std::vector<double> frozen_;  ///< per link: load of frozen jobs
   std::vector<unsigned> version_;
   std::vector<double> sens_, sens_rate_;  ///< arrival field, per link: sum c w' and sum c w' r (scratch)
+  std::vector<double> left_, takers_;     ///< fair bottleneck, per link: capacity left, open jobs (scratch)
   /// worst field, per link: (job, flows) of the jobs it bottlenecks (here) and of the others (elsewhere)
   std::vector<std::vector<std::pair<Job*, int>>> here_, elsewhere_;
   struct WorstScratch {                           ///< worst field, per job (reused across solves)

@@ -10,7 +10,7 @@ namespace fleetsim {
 FabricFidelity::FabricFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config)
     : cluster_(cluster),
       config_(config),
-      solver_(config.fabric_overlap, config.sharing, config.fabric_draws) {}
+      solver_(config.fabric_overlap, config.sharing, config.fabric_draws, config.allocation) {}
 
 void FabricFidelity::attach(JobClock& clock, const Platform& platform, std::size_t jobs) {
   clock_ = &clock;

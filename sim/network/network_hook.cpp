@@ -85,6 +85,13 @@ const KeyRegistrar kKeys{{
      "(its share of draws within 1 / draws of its presence); 64 and 128 gave the same steady-grid "
      "communication and network-1k mean JCT within its seed-to-seed noise; at most 65,536",
      "fidelity fabric", in_closed(1, 65536)},
+    {"execution", "fabric_allocation", K::kString, "", "fair-bottleneck",
+     "the allocation of jobs all talking at once that the fabric fidelity follows: fair-bottleneck "
+     "(SimGrid's "
+     "ptask solver, as the network fidelity: it favours rings that cross few links; each job's rate from the "
+     "sharing is moved towards it by as much of the all-talking slowdown as the job sees) | max-min (max-min "
+     "fairness in the per-flow rate, the sharing's own allocation)",
+     "fidelity fabric", one_of({"fair-bottleneck", "max-min"})},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
      "each; 1 to 1,000,000)",
@@ -110,6 +117,9 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
   c.fabric_draws = execution.int32("fabric_draws", c.fabric_draws);
+  c.allocation = execution.text("fabric_allocation", "fair-bottleneck") == "max-min"
+                     ? FabricAllocation::kMaxMin
+                     : FabricAllocation::kFairBottleneck;
   return c;
 }
 

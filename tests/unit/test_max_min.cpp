@@ -10,6 +10,7 @@
 
 #include "models/collective/max_min.hpp"
 
+using fleetsim::FabricAllocation;
 using fleetsim::FlowUse;
 using fleetsim::IdleShare;
 using fleetsim::MaxMinSolver;
@@ -404,4 +405,56 @@ TEST_CASE("max-min: joint - deterministic, and 32 draws close to 4,096 on random
   MESSAGE("32 draws against 4,096: mean " << sum / n << ", worst " << worst);
   CHECK(sum / n < 0.01);
   CHECK(worst < 0.1);
+}
+
+// SimGrid's fair-bottleneck rounds, hand-derived. Links l, m (capacity 1), k1, k2 (0.1). N crosses l;
+// W crosses l and m; Y1 crosses m and k1, Y2 m and k2. Round 1: l offers 1/2 to N and W, m 1/3 to W,
+// Y1 and Y2, k1 and k2 0.1 each: N takes 1/2, W 1/3 (m's offer), the Ys 0.1 (k's, which close, and
+// so do the Ys). l has 1/6 left, m 1 - 1/3 - 0.2. Round 2: l offers 1/12 to N and W, both take it and
+// l closes. N = 7/12, W = 5/12, where max-min splits l evenly (1/2 each: the Ys take only 0.2 of m).
+TEST_CASE("max-min: fair bottleneck - early offers favour the ring that crosses fewer links") {
+  for (const auto allocation : {FabricAllocation::kMaxMin, FabricAllocation::kFairBottleneck}) {
+    MaxMinSolver s(0, IdleShare::kNone, MaxMinSolver::kDraws, allocation);
+    const int l = s.add_link(1), m = s.add_link(1), k1 = s.add_link(0.1), k2 = s.add_link(0.1);
+    s.add(1, {{m, 1}, {k1, 1}});
+    s.add(2, {{m, 1}, {k2, 1}});
+    s.add(3, {{l, 1}});
+    s.add(4, {{l, 1}, {m, 1}});
+    const bool fb = allocation == FabricAllocation::kFairBottleneck;
+    CHECK(s.rate(3) == doctest::Approx(fb ? 7.0 / 12 : 0.5));
+    CHECK(s.rate(4) == doctest::Approx(fb ? 5.0 / 12 : 0.5));
+    CHECK(s.rate(1) == doctest::Approx(0.1));
+    CHECK(s.rate(2) == doctest::Approx(0.1));
+  }
+}
+
+TEST_CASE("max-min: fair bottleneck - random fabrics: feasible, within [its all-talking rate, alone]") {
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 300; ++trial) {
+    const Case c = random_case(rng);
+    auto make = [&](IdleShare idle, double scale) {
+      MaxMinSolver s(0, idle, 64, FabricAllocation::kFairBottleneck);
+      for (std::size_t l = 0; l < c.capacity.size(); ++l) s.add_link(c.capacity[l] * scale, c.shared[l] != 0);
+      for (const auto& [id, uses] : c.jobs) s.add(id, uses, idle == IdleShare::kNone ? 0.0 : c.phi.at(id));
+      return s;
+    };
+    const MaxMinSolver fb = make(IdleShare::kNone, 1), jt = make(IdleShare::kJoint, 1),
+                       jt_twice = make(IdleShare::kJoint, 2), wl = make(IdleShare::kWorstLink, 1);
+    std::vector<double> load(c.capacity.size(), 0.0);
+    for (const auto& [id, uses] : c.jobs)
+      for (const auto& u : uses)
+        if (c.shared[static_cast<std::size_t>(u.link)] != 0)
+          load[static_cast<std::size_t>(u.link)] += u.count * fb.rate(id);
+    for (std::size_t l = 0; l < load.size(); ++l) CHECK(load[l] <= c.capacity[l] * (1 + 1e-9));
+    for (const auto& [id, uses] : c.jobs) {
+      CHECK(fb.rate(id) > 0);
+      CHECK(fb.rate(id) <= fb.alone_rate(id) * (1 + 1e-12));
+      // a field's rate moves towards the fair-bottleneck one and stays between it and alone
+      for (const MaxMinSolver* f : {&jt, &wl}) {
+        CHECK(f->rate(id) >= fb.rate(id) * (1 - 1e-9));
+        CHECK(f->rate(id) <= f->alone_rate(id) * (1 + 1e-12));
+      }
+      CHECK(jt_twice.rate(id) >= jt.rate(id) * (1 - 1e-6));
+    }
+  }
 }

@@ -256,6 +256,15 @@ TEST_CASE("scenario: out-of-range values") {
     REQUIRE(chunks);
     CHECK(chunks->field() == "execution.chunks_shared");
   }
+  {  // the fabric's all-talking allocation: two names
+    for (const char* ok : {"fair-bottleneck", "max-min"})
+      CHECK_FALSE(error_of(kMinimal,
+                           {"execution.fidelity=fabric", std::string("execution.fabric_allocation=") + ok}));
+    const auto e = error_of(kMinimal, {"execution.fidelity=fabric", "execution.fabric_allocation=maxmin"});
+    REQUIRE(e);
+    CHECK(e->field() == "execution.fabric_allocation");
+    CHECK(contains(e->what(), "fair-bottleneck"));
+  }
   {  // in_half_open(0, 1): 0 is valid, 1 is not
     CHECK_FALSE(error_of(kMinimal, {"execution.fidelity=network", "execution.chunk_jitter=0"}));
     const auto e = error_of(kMinimal, {"execution.fidelity=network", "execution.chunk_jitter=1"});
