@@ -85,12 +85,12 @@ const KeyRegistrar kKeys{{
      "(its share of draws within 1 / draws of its presence); 64 and 128 gave the same steady-grid "
      "communication and network-1k mean JCT within its seed-to-seed noise; at most 65,536",
      "fidelity fabric", in_closed(1, 65536)},
-    {"execution", "fabric_allocation", K::kString, "", "fair-bottleneck",
-     "the allocation of jobs all talking at once that the fabric fidelity follows: fair-bottleneck "
-     "(SimGrid's "
-     "ptask solver, as the network fidelity: it favours rings that cross few links; each job's rate from the "
-     "sharing is moved towards it by as much of the all-talking slowdown as the job sees) | max-min (max-min "
-     "fairness in the per-flow rate, the sharing's own allocation)",
+    {"execution", "fabric_allocation", K::kString, "", "max-min",
+     "the allocation of jobs all talking at once that the fabric fidelity builds on: max-min (max-min "
+     "fairness in the per-flow rate) | fair-bottleneck (SimGrid's ptask solver, as the network fidelity: it "
+     "favours rings that cross few links; each job's rate from the sharing is moved towards it by as much of "
+     "the all-talking slowdown as the job sees: communication by ring width within 6% of network on fixed "
+     "placements where max-min is off by up to 17%, but network-1k random 4:1 mean JCT +2.2% against +0.3%)",
      "fidelity fabric", one_of({"fair-bottleneck", "max-min"})},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
@@ -117,9 +117,9 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
   c.fabric_draws = execution.int32("fabric_draws", c.fabric_draws);
-  c.allocation = execution.text("fabric_allocation", "fair-bottleneck") == "max-min"
-                     ? FabricAllocation::kMaxMin
-                     : FabricAllocation::kFairBottleneck;
+  c.allocation = execution.text("fabric_allocation", "max-min") == "fair-bottleneck"
+                     ? FabricAllocation::kFairBottleneck
+                     : FabricAllocation::kMaxMin;
   return c;
 }
 

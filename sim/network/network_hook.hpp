@@ -28,8 +28,7 @@ struct NetworkFidelityConfig {
   IdleShare sharing = IdleShare::kJoint;  ///< fabric: how sharers' idle time is shared
   double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): the sharing's default)
   int fabric_draws = MaxMinSolver::kDraws;  ///< fabric, joint sharing: draws of sharers' presences a solve
-  FabricAllocation allocation =
-      FabricAllocation::kFairBottleneck;  ///< fabric: the all-talking allocation it follows
+  FabricAllocation allocation = FabricAllocation::kMaxMin;  ///< fabric: the all-talking allocation
 
   /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
   /// ("network" or "fabric", which share these keys).
