@@ -362,6 +362,14 @@ double number(const nlohmann::json& j, const char* key, const std::string& file,
   return d;
 }
 
+/// number() for a count stored as int: a required one (ranks, nodes) must be positive, an optional one
+/// (samples) non-negative, and absent it is 0.
+int count(const nlohmann::json& j, const char* key, const std::string& file, const std::string& where,
+          bool required) {
+  if (!required && (!j.is_object() || !j.contains(key))) return 0;
+  return to_int32(number(j, key, file, where, required), file, 0, where.empty() ? key : where + "." + key);
+}
+
 std::string text(const nlohmann::json& j, const char* key, const std::string& file,
                  const std::string& where) {
   const std::string field = where.empty() ? key : where + "." + key;
@@ -436,11 +444,9 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
     CollectiveCurve c;
     c.system = text(cj, "system", file, where);
     c.op = parse_collective(text(cj, "op", file, where), file, 0, where + ".op");
-    c.ranks = to_int32(number(cj, "ranks", file, where, true), file, 0, where + ".ranks");
-    c.nodes = to_int32(number(cj, "nodes", file, where, true), file, 0, where + ".nodes");
-    c.samples = cj.contains("samples")
-                    ? to_int32(number(cj, "samples", file, where, false), file, 0, where + ".samples")
-                    : 0;
+    c.ranks = count(cj, "ranks", file, where, true);
+    c.nodes = count(cj, "nodes", file, where, true);
+    c.samples = count(cj, "samples", file, where, false);
     if (!cj.contains("bands") || !cj.at("bands").is_array() || cj.at("bands").empty())
       throw InputError(file, 0, where + ".bands", "missing or empty array");
     for (std::size_t k = 0; k < cj.at("bands").size(); ++k) {
@@ -451,9 +457,7 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
       b.max_bytes = number(bj, "max_bytes", file, bw, false);
       b.latency_s = number(bj, "latency_s", file, bw, false);
       b.busbw_gbs = number(bj, "busbw_gbs", file, bw, true);
-      b.samples = bj.contains("samples")
-                      ? to_int32(number(bj, "samples", file, bw, false), file, 0, bw + ".samples")
-                      : 0;
+      b.samples = count(bj, "samples", file, bw, false);
       if (!c.bands.empty() && b.min_bytes < c.bands.back().min_bytes)
         throw InputError(file, 0, bw + ".min_bytes", "bands must be sorted by min_bytes");
       c.bands.push_back(b);
