@@ -32,7 +32,7 @@ void MaxMinSolver::fair_bottleneck(const std::vector<Job*>& members, const std::
   for (int li : links) left_[static_cast<std::size_t>(li)] = capacity_[static_cast<std::size_t>(li)];
   std::size_t open = 0;
   for (Job* j : members) {
-    j->max_min = j->rate;
+    j->floor = j->rate;  // its max-min rate (the fields keep it as their floor too)
     j->bottleneck_rate = 0;
     j->step = 0;
     j->open = true;
@@ -78,7 +78,7 @@ void MaxMinSolver::fair_bottleneck(const std::vector<Job*>& members, const std::
 
 void MaxMinSolver::toward_bottleneck(const std::vector<Job*>& members, bool all_talking) {
   for (Job* j : members) {
-    const double m = j->max_min, b = j->bottleneck_rate;
+    const double m = j->floor, b = j->bottleneck_rate;
     if (!(b > 0)) continue;
     // Max-min leaves it its alone rate but the rounds may still slow it: with every job talking it
     // takes their rate; under a field it sees no all-talking slowdown to share and keeps its rate

@@ -114,7 +114,6 @@ class MaxMinSolver {
     double sensitivity = 0;  ///< arrival field: dw / d ln rate (scratch)
     int bottleneck = -1;     ///< the link that sets its rate (-1: none shared): max-min's, then the field's
     long id = 0;             ///< the job's id (the joint field's draws hash it)
-    double max_min = 0;      ///< fair bottleneck: its max-min rate, every job talking (scratch)
     double bottleneck_rate = 0;  ///< fair bottleneck: its rate under that solver, every job talking (scratch)
     double step = 0;             ///< fair bottleneck: what it took in its last round (scratch)
     bool open = false;           ///< fair bottleneck: still taking (scratch)
