@@ -31,17 +31,30 @@ constexpr Sharing kSharings[] = {
     {"joint", IdleShare::kJoint, 0},
 };
 
-std::vector<std::string> sharing_names() {
+/// A fabric_allocation name and the allocation it selects.
+struct Allocation {
+  const char* name;
+  FabricAllocation allocation;
+};
+constexpr Allocation kAllocations[] = {
+    {"max-min", FabricAllocation::kMaxMin},
+    {"fair-bottleneck", FabricAllocation::kFairBottleneck},
+};
+
+/// The names of a table of named choices (kSharings, kAllocations), for the key's one_of.
+template <typename Entry, std::size_t N>
+std::vector<std::string> names_of(const Entry (&table)[N]) {
   std::vector<std::string> names;
-  for (const Sharing& s : kSharings) names.emplace_back(s.name);
+  for (const Entry& e : table) names.emplace_back(e.name);
   return names;
 }
 
-/// The sharing named `name` (checked by the key's one_of before a config is read).
-const Sharing& sharing_named(const std::string& name) {
-  for (const Sharing& s : kSharings)
-    if (name == s.name) return s;
-  throw std::invalid_argument("fabric_sharing: unknown sharing '" + name + "'");
+/// The entry named `name` of such a table (checked by the key's one_of before a config is read).
+template <typename Entry, std::size_t N>
+const Entry& named(const Entry (&table)[N], const std::string& name, const char* key) {
+  for (const Entry& e : table)
+    if (name == e.name) return e;
+  throw std::invalid_argument(std::string(key) + ": unknown name '" + name + "'");
 }
 
 using K = KeyKind;
@@ -73,7 +86,7 @@ const KeyRegistrar kKeys{{
      "link's sharers coming and going independently) | "
      "joint (as worst-link, each sharer coming and going once for all the ring's links it crosses, and "
      "sharers whose rate another link sets coming and going too: fabric_draws draws a solve)",
-     "fidelity fabric", one_of(sharing_names())},
+     "fidelity fabric", one_of(names_of(kSharings))},
     {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link, joint), 0.15 (mean-field, arrival)",
      "fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a sharer "
      "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
@@ -91,7 +104,7 @@ const KeyRegistrar kKeys{{
      "favours rings that cross few links; each job's rate from the sharing is moved towards it by as much of "
      "the all-talking slowdown as the job sees: communication by ring width within 6% of network on fixed "
      "placements where max-min is off by up to 17%, but network-1k random 4:1 mean JCT +2.2% against +0.3%)",
-     "fidelity fabric", one_of({"fair-bottleneck", "max-min"})},
+     "fidelity fabric", one_of(names_of(kAllocations))},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
      "each; 1 to 1,000,000)",
@@ -113,13 +126,12 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = execution.int32("chunks_shared", c.chunks_shared);
   c.chunk_jitter = execution.number("chunk_jitter", c.chunk_jitter);
-  const Sharing& sharing = sharing_named(execution.text("fabric_sharing", "joint"));
+  const Sharing& sharing = named(kSharings, execution.text("fabric_sharing", "joint"), "fabric_sharing");
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
   c.fabric_draws = execution.int32("fabric_draws", c.fabric_draws);
-  c.allocation = execution.text("fabric_allocation", "max-min") == "fair-bottleneck"
-                     ? FabricAllocation::kFairBottleneck
-                     : FabricAllocation::kMaxMin;
+  c.allocation =
+      named(kAllocations, execution.text("fabric_allocation", "max-min"), "fabric_allocation").allocation;
   return c;
 }
 
