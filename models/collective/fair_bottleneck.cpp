@@ -29,22 +29,26 @@ constexpr double kClosed = 1e-9;    ///< a link with less than this share of its
 }  // namespace
 
 void MaxMinSolver::fair_bottleneck(const std::vector<Job*>& members, const std::vector<int>& links) {
-  for (int li : links) left_[static_cast<std::size_t>(li)] = capacity_[static_cast<std::size_t>(li)];
+  for (int li : links) {
+    left_[static_cast<std::size_t>(li)] = capacity_[static_cast<std::size_t>(li)];
+    takers_[static_cast<std::size_t>(li)] = 0;
+  }
+  // each open job counts once on each shared link it crosses (a closing job gives its count back)
+  auto count = [this](const Job& j, double by) {
+    for (const auto& u : j.uses)
+      if (shared_[static_cast<std::size_t>(u.link)] != 0) takers_[static_cast<std::size_t>(u.link)] += by;
+  };
   std::size_t open = 0;
   for (Job* j : members) {
     j->floor = j->rate;  // its max-min rate (the fields keep it as their floor too)
     j->bottleneck_rate = 0;
     j->step = 0;
     j->open = true;
+    count(*j, 1);
     ++open;
   }
   auto is_open = [this](std::size_t l) { return left_[l] > kClosed * capacity_[l]; };
   for (int round = 0; round < kMaxRounds && open > 0; ++round) {
-    for (int li : links) takers_[static_cast<std::size_t>(li)] = 0;
-    for (const Job* j : members)
-      if (j->open)
-        for (const auto& u : j->uses)
-          if (shared_[static_cast<std::size_t>(u.link)] != 0) takers_[static_cast<std::size_t>(u.link)] += 1;
     for (Job* j : members) {
       if (!j->open) continue;
       double take = j->cap - j->bottleneck_rate;  // an unshared link bounds each flow alone
@@ -70,6 +74,7 @@ void MaxMinSolver::fair_bottleneck(const std::vector<Job*>& members, const std::
       }
       if (full) {
         j->open = false;
+        count(*j, -1);
         --open;
       }
     }
