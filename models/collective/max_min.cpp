@@ -165,6 +165,7 @@ void MaxMinSolver::share(const std::vector<Job*>& members, const std::vector<int
       return arrival_field(members, links);
     case IdleShare::kWorstLink:
     case IdleShare::kJoint:
+    case IdleShare::kJointCycle:
       return worst_field(members, links);
   }
 }

@@ -48,13 +48,15 @@ struct FlowUse {
 
 /// How jobs that compute part of their time share the idle time of their sharers.
 enum class IdleShare {
-  kNone,       ///< not at all: every job talks all the time (max-min alone, the pessimistic bound)
-  kLeftover,   ///< a job gets the capacity less its sharers' mean load (fluid mean field)
-  kArrival,    ///< a job talks with each sharer present for its share of time, as seen on arrival
-  kWorstLink,  ///< as kArrival, then a job's time per byte is the expected worst of its links, each
-               ///< link's sharers coming and going independently (worst_link.cpp)
-  kJoint,      ///< as kWorstLink, each sharer coming and going once for all the ring's links it crosses,
-               ///< those bottlenecked elsewhere too (joint_link.cpp)
+  kNone,        ///< not at all: every job talks all the time (max-min alone, the pessimistic bound)
+  kLeftover,    ///< a job gets the capacity less its sharers' mean load (fluid mean field)
+  kArrival,     ///< a job talks with each sharer present for its share of time, as seen on arrival
+  kWorstLink,   ///< as kArrival, then a job's time per byte is the expected worst of its links, each
+                ///< link's sharers coming and going independently (worst_link.cpp)
+  kJoint,       ///< as kWorstLink, each sharer coming and going once for all the ring's links it crosses,
+                ///< those bottlenecked elsewhere too (joint_link.cpp)
+  kJointCycle,  ///< kJoint's expected worst weighed by 1 - q against kArrival's worst mean by q, q the
+                ///< ring's share of time talking: its block averages its sharers over q of their cycle
 };
 
 /// The static allocation of jobs that all talk at once, which the sharing fields build on.

@@ -14,9 +14,13 @@
 //   each link a processor-sharing server whose sharers are present, as a job that starts talking
 //   sees them, for their share of time talking without it (the arrival theorem); "worst-link":
 //   arrival's presences, then a ring's time per byte is the expected worst of its links, each
-//   link's sharers coming and going independently (no fitted overlap); or by default "joint": as
-//   worst-link, but each sharer is present or absent once for all the ring's links it crosses, and
-//   sharers whose rate another link sets come and go too (fabric_draws Latin hypercube draws);
+//   link's sharers coming and going independently (no fitted overlap); "joint": as worst-link, but
+//   each sharer is present or absent once for all the ring's links it crosses, and sharers whose
+//   rate another link sets come and go too (fabric_draws Latin hypercube draws); or by default
+//   "joint-cycle": a ring's time per byte weighs joint's by 1 - q and arrival's by q, q its share of
+//   time talking (its block of talking averages its sharers over about q of their cycle);
+// - fabric_allocation = "fair-bottleneck" (the default) moves those rates towards SimGrid's ptask
+//   solver, which favours rings that cross few links ("max-min": the rates above, unmoved);
 // - rates are re-solved only when the set of jobs on the fabric changes (a start, an end, a
 //   preemption), and only for the connected component of jobs sharing links with the changed one;
 // - a job of compute share phi whose all-reduces take T x (1 - phi) alone stretches them by

@@ -28,7 +28,7 @@ struct Sharing {
 constexpr Sharing kSharings[] = {
     {"max-min", IdleShare::kNone, 0},       {"mean-field", IdleShare::kLeftover, 0.15},
     {"arrival", IdleShare::kArrival, 0.15}, {"worst-link", IdleShare::kWorstLink, 0},
-    {"joint", IdleShare::kJoint, 0},
+    {"joint", IdleShare::kJoint, 0},        {"joint-cycle", IdleShare::kJointCycle, 0},
 };
 
 /// A fabric_allocation name and the allocation it selects.
@@ -62,8 +62,7 @@ const KeyRegistrar kKeys{{
     {"execution", "fidelity", K::kString, "", "delay",
      "delay (job-level run times) | network (multi-GPU jobs' all-reduces share the SimGrid fabric as ptasks) "
      "| "
-     "fabric (jobs' rings share the fabric's links under max-min fair rates, re-solved at starts and ends: "
-     "fast)",
+     "fabric (jobs' rings share the fabric's links under fair rates, re-solved at starts and ends: fast)",
      "",
      [](const Options& o, const std::string& key) {
        const std::string v = o.text(key, "");
@@ -77,7 +76,7 @@ const KeyRegistrar kKeys{{
     {"execution", "iteration_compute_s", K::kFloat, "s", "0.5",
      "compute time per iteration of jobs whose job model does not describe their iteration",
      "fidelity network, fabric", above(0)},
-    {"execution", "fabric_sharing", K::kString, "", "joint",
+    {"execution", "fabric_sharing", K::kString, "", "joint-cycle",
      "how the fabric fidelity shares a link: max-min (every job talks all the time: the pessimistic bound) | "
      "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute) | "
      "arrival (max-min as a floor; each sharer present with its share of time talking as a job starting to "
@@ -85,25 +84,30 @@ const KeyRegistrar kKeys{{
      "worst-link (arrival's presences, then a ring's time per byte is the expected worst of its links, each "
      "link's sharers coming and going independently) | "
      "joint (as worst-link, each sharer coming and going once for all the ring's links it crosses, and "
-     "sharers whose rate another link sets coming and going too: fabric_draws draws a solve)",
+     "sharers whose rate another link sets coming and going too: fabric_draws draws a solve) | "
+     "joint-cycle (a ring's time per byte weighs joint's by 1 - q and arrival's by q, q its share of time "
+     "talking: its block of talking averages its sharers over about q of their cycle; the default since "
+     "stop 32, joint before)",
      "fidelity fabric", one_of(names_of(kSharings))},
-    {"execution", "fabric_overlap", K::kFloat, "", "0 (worst-link, joint), 0.15 (mean-field, arrival)",
+    {"execution", "fabric_overlap", K::kFloat, "",
+     "0 (worst-link, joint, joint-cycle), 0.15 (mean-field, arrival)",
      "fabric sharing: how much more than independent phases sharers' all-reduces overlap (0: a sharer "
      "counts for its share of time talking; 1: always, as max-min). 0.15 fits mean-field and arrival to "
      "the network fidelity's mean JCT (equal chunks) on tests/bench/network-1k and scenarios/philly-network; "
-     "worst-link and joint need none",
+     "worst-link, joint and joint-cycle need none",
      "fidelity fabric", in_closed(0, 1)},
     {"execution", "fabric_draws", K::kInt, "", "32",
      "fabric sharing joint: draws of the sharers' presences per ring and solve, each sharer's stratified "
      "(its share of draws within 1 / draws of its presence); 64 and 128 gave the same steady-grid "
      "communication and network-1k mean JCT within its seed-to-seed noise; at most 65,536",
      "fidelity fabric", in_closed(1, 65536)},
-    {"execution", "fabric_allocation", K::kString, "", "max-min",
+    {"execution", "fabric_allocation", K::kString, "", "fair-bottleneck",
      "the allocation of jobs all talking at once that the fabric fidelity builds on: max-min (max-min "
-     "fairness in the per-flow rate) | fair-bottleneck (SimGrid's ptask solver, as the network fidelity: it "
-     "favours rings that cross few links; each job's rate from the sharing is moved towards it by as much of "
-     "the all-talking slowdown as the job sees: communication by ring width within 6% of network on fixed "
-     "placements where max-min is off by up to 17%, but network-1k random 4:1 mean JCT +2.2% against +0.3%)",
+     "fairness in the per-flow rate; the default until stop 32) | fair-bottleneck (SimGrid's ptask solver, "
+     "as "
+     "the network fidelity: it favours rings that cross few links; each job's rate from the sharing is moved "
+     "towards it by as much of the all-talking slowdown as the job sees: with joint-cycle, communication by "
+     "ring width within 8% of network on fixed placements where joint on max-min is off by up to 19%)",
      "fidelity fabric", one_of(names_of(kAllocations))},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
@@ -126,12 +130,14 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.iteration_compute_s = execution.number("iteration_compute_s", c.iteration_compute_s);
   c.chunks_shared = execution.int32("chunks_shared", c.chunks_shared);
   c.chunk_jitter = execution.number("chunk_jitter", c.chunk_jitter);
-  const Sharing& sharing = named(kSharings, execution.text("fabric_sharing", "joint"), "fabric_sharing");
+  const Sharing& sharing =
+      named(kSharings, execution.text("fabric_sharing", "joint-cycle"), "fabric_sharing");
   c.sharing = sharing.share;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
   c.fabric_draws = execution.int32("fabric_draws", c.fabric_draws);
   c.allocation =
-      named(kAllocations, execution.text("fabric_allocation", "max-min"), "fabric_allocation").allocation;
+      named(kAllocations, execution.text("fabric_allocation", "fair-bottleneck"), "fabric_allocation")
+          .allocation;
   return c;
 }
 

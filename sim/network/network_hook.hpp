@@ -21,14 +21,14 @@
 namespace fleetsim {
 
 struct NetworkFidelityConfig {
-  double grad_bytes = 1e9;                ///< bytes all-reduced per iteration (job models without a shape)
-  double iteration_compute_s = 0.5;       ///< compute per iteration, s (likewise)
-  int chunks_shared = 16;                 ///< chunks per job while it shares links
-  double chunk_jitter = 0.5;              ///< shared chunks' lengths spread uniformly by +- this share
-  IdleShare sharing = IdleShare::kJoint;  ///< fabric: how sharers' idle time is shared
+  double grad_bytes = 1e9;           ///< bytes all-reduced per iteration (job models without a shape)
+  double iteration_compute_s = 0.5;  ///< compute per iteration, s (likewise)
+  int chunks_shared = 16;            ///< chunks per job while it shares links
+  double chunk_jitter = 0.5;         ///< shared chunks' lengths spread uniformly by +- this share
+  IdleShare sharing = IdleShare::kJointCycle;  ///< fabric: how sharers' idle time is shared
   double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): the sharing's default)
   int fabric_draws = MaxMinSolver::kDraws;  ///< fabric, joint sharing: draws of sharers' presences a solve
-  FabricAllocation allocation = FabricAllocation::kMaxMin;  ///< fabric: the all-talking allocation
+  FabricAllocation allocation = FabricAllocation::kFairBottleneck;  ///< fabric: the all-talking allocation
 
   /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
   /// ("network" or "fabric", which share these keys).

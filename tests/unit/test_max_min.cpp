@@ -145,6 +145,8 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
                        wl_twice = build(c, 2, true, IdleShare::kWorstLink);
     const MaxMinSolver jt = build(c, 1, true, IdleShare::kJoint),
                        jt_twice = build(c, 2, true, IdleShare::kJoint);
+    const MaxMinSolver jc = build(c, 1, true, IdleShare::kJointCycle),
+                       jc_twice = build(c, 2, true, IdleShare::kJointCycle);
     std::vector<double> load(c.capacity.size(), 0.0);
     for (const auto& [id, uses] : c.jobs)
       for (const auto& u : uses)
@@ -180,6 +182,11 @@ TEST_CASE("max-min: random fabrics - feasible, every job bottlenecked, doubling 
       CHECK(jt.rate(id) >= s.rate(id) * (1 - 1e-12));
       CHECK(jt.rate(id) <= s.alone_rate(id) * (1 + 1e-12));
       CHECK(jt_twice.rate(id) >= jt.rate(id) * (1 - 1e-6));
+      // joint-cycle: between joint and the arrival field (it weighs their times per byte), never slower
+      // on the doubled fabric
+      CHECK(jc.rate(id) >= std::min(jt.rate(id), ar.rate(id)) * (1 - 1e-9));
+      CHECK(jc.rate(id) <= std::max(jt.rate(id), ar.rate(id)) * (1 + 1e-9));
+      CHECK(jc_twice.rate(id) >= jc.rate(id) * (1 - 1e-6));
       // Max-min: some link of the job is saturated and no job on it has a higher rate (or the job
       // is at an unshared link's bound).
       bool bottleneck = false;
@@ -206,9 +213,10 @@ TEST_CASE("max-min: incremental adds and removes give the from-scratch rates") {
   for (int trial = 0; trial < 200; ++trial) {
     Case c = random_case(rng);
     const bool with_phi = trial % 2 == 1;
-    const IdleShare idle = trial % 4 == 3   ? IdleShare::kArrival
+    const IdleShare idle = trial % 8 == 3   ? IdleShare::kArrival
                            : trial % 8 == 1 ? IdleShare::kWorstLink
                            : trial % 8 == 5 ? IdleShare::kJoint
+                           : trial % 8 == 7 ? IdleShare::kJointCycle
                                             : IdleShare::kLeftover;
     MaxMinSolver s = build(c, 1, with_phi, idle);
     // remove a random job, add a new one
@@ -369,6 +377,31 @@ TEST_CASE("max-min: joint - a sharer whose rate another link sets still comes an
   CHECK(joint.rate(1) == doctest::Approx(1 / (0.7 / 0.6 + 0.3 * 2)).epsilon(1e-3));
 }
 
+TEST_CASE("max-min: joint-cycle - a ring's block weighs joint's worst by 1 - q, the worst mean by q") {
+  // The case above: joint gives A a time per byte of 0.8 / 0.7 + 0.2 x 2 (B present a share 0.2 of the
+  // time) and B 0.7 / 0.6 + 0.3 x 2, while each one's worst mean (the arrival field's) is its own link's,
+  // 1 / 0.7 and 1 / 0.6. A talks q_A = 0.3 of its time and B q_B = 0.2, so joint-cycle weighs them:
+  // A 0.7 (0.8 / 0.7 + 0.4) + 0.3 / 0.7, B 0.8 (0.7 / 0.6 + 0.6) + 0.2 / 0.6.
+  MaxMinSolver s(0, IdleShare::kJointCycle, 10000);
+  const int a = s.add_link(0.7), shared = s.add_link(1), b = s.add_link(0.6);
+  s.add(0, {{a, 1}, {shared, 1}}, 0.7);
+  s.add(1, {{shared, 1}, {b, 1}}, 0.8);
+  CHECK(s.rate(0) == doctest::Approx(1 / (0.7 * (0.8 / 0.7 + 0.2 * 2) + 0.3 / 0.7)).epsilon(1e-3));
+  CHECK(s.rate(1) == doctest::Approx(1 / (0.8 * (0.7 / 0.6 + 0.3 * 2) + 0.2 / 0.6)).epsilon(1e-3));
+  // between joint's rate and the alone rate
+  CHECK(s.rate(0) > 1 / (0.8 / 0.7 + 0.2 * 2));
+  CHECK(s.rate(0) < 0.7);
+  // Every job talking (no compute): q = 1 and every sharer present, so joint-cycle is max-min.
+  MaxMinSolver busy(0, IdleShare::kJointCycle, 10000), plain(0, IdleShare::kNone);
+  for (MaxMinSolver* m : {&busy, &plain}) {
+    const int l0 = m->add_link(0.7), l1 = m->add_link(1), l2 = m->add_link(0.6);
+    m->add(0, {{l0, 1}, {l1, 1}}, 0);
+    m->add(1, {{l1, 1}, {l2, 1}}, 0);
+  }
+  CHECK(busy.rate(0) == plain.rate(0));
+  CHECK(busy.rate(1) == plain.rate(1));
+}
+
 TEST_CASE("max-min: joint - a sharer crossing two of a ring's links is one presence, not two") {
   // A crosses links 1 and 2 (capacity 1) and its own link 0 (0.8), as in the worst-link case above,
   // but one job B crosses both links 1 and 2 (B's rate is set by one of them; on the other it takes its
@@ -439,7 +472,8 @@ TEST_CASE("max-min: fair bottleneck - random fabrics: feasible, within [its all-
       return s;
     };
     const MaxMinSolver fb = make(IdleShare::kNone, 1), jt = make(IdleShare::kJoint, 1),
-                       jt_twice = make(IdleShare::kJoint, 2), wl = make(IdleShare::kWorstLink, 1);
+                       jt_twice = make(IdleShare::kJoint, 2), wl = make(IdleShare::kWorstLink, 1),
+                       jc = make(IdleShare::kJointCycle, 1);
     std::vector<double> load(c.capacity.size(), 0.0);
     for (const auto& [id, uses] : c.jobs)
       for (const auto& u : uses)
@@ -450,7 +484,7 @@ TEST_CASE("max-min: fair bottleneck - random fabrics: feasible, within [its all-
       CHECK(fb.rate(id) > 0);
       CHECK(fb.rate(id) <= fb.alone_rate(id) * (1 + 1e-12));
       // a field's rate moves towards the fair-bottleneck one and stays between it and alone
-      for (const MaxMinSolver* f : {&jt, &wl}) {
+      for (const MaxMinSolver* f : {&jt, &wl, &jc}) {
         CHECK(f->rate(id) >= fb.rate(id) * (1 - 1e-9));
         CHECK(f->rate(id) <= f->alone_rate(id) * (1 + 1e-12));
       }
