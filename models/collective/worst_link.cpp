@@ -26,8 +26,9 @@
 // talking (q its duty at the arrival field's rate); taking its sharers' cycles as long as its own, it
 // spans about q of theirs, so the ring's time per byte is (1 - q) E[max_l X_l] + q max_l E[X_l]. With
 // the network fidelity's chunks as cycles, on fixed placements heavily loaded at 4:1 (every sharer
-// talking half the time or more) joint is 2-4% pessimistic on communication and arrival 2% optimistic,
-// and the weighed field is within 1% (fair-bottleneck allocation).
+// talking half the time or more; tests/bench/network-1k-steady-busy.toml, 40 seeds, fair-bottleneck
+// allocation) joint is 4.4% pessimistic on communication, arrival 1.8% optimistic and the weighed
+// field 1.2% pessimistic.
 #include <algorithm>
 #include <cmath>
 #include <utility>
