@@ -21,7 +21,7 @@ namespace {
 /// A fabric_sharing name, the sharing it selects and its fabric_overlap default.
 struct Sharing {
   const char* name;
-  IdleShare share;
+  IdleShare value;
   double overlap;  ///< 0.15 fitted for the mean and arrival fields; worst-link and joint fit none (max-min:
                    ///< unused)
 };
@@ -34,7 +34,7 @@ constexpr Sharing kSharings[] = {
 /// A fabric_allocation name and the allocation it selects.
 struct Allocation {
   const char* name;
-  FabricAllocation allocation;
+  FabricAllocation value;
 };
 constexpr Allocation kAllocations[] = {
     {"max-min", FabricAllocation::kMaxMin},
@@ -57,6 +57,16 @@ const Entry& named(const Entry (&table)[N], const std::string& name, const char*
   throw std::invalid_argument(std::string(key) + ": unknown name '" + name + "'");
 }
 
+/// The name of `value` in such a table: the keys' defaults are NetworkFidelityConfig's, by name.
+template <typename Entry, std::size_t N, typename Value>
+const char* name_of(const Entry (&table)[N], Value value) {
+  for (const Entry& e : table)
+    if (e.value == value) return e.name;
+  throw std::logic_error("network_hook: a default missing from its table of names");
+}
+
+const NetworkFidelityConfig kDefaults{};
+
 using K = KeyKind;
 const KeyRegistrar kKeys{{
     {"execution", "fidelity", K::kString, "", "delay",
@@ -76,7 +86,7 @@ const KeyRegistrar kKeys{{
     {"execution", "iteration_compute_s", K::kFloat, "s", "0.5",
      "compute time per iteration of jobs whose job model does not describe their iteration",
      "fidelity network, fabric", above(0)},
-    {"execution", "fabric_sharing", K::kString, "", "joint-cycle",
+    {"execution", "fabric_sharing", K::kString, "", name_of(kSharings, kDefaults.sharing),
      "how the fabric fidelity shares a link: max-min (every job talks all the time: the pessimistic bound) | "
      "mean-field (max-min as a floor, plus what sharers leave idle on average while they compute) | "
      "arrival (max-min as a floor; each sharer present with its share of time talking as a job starting to "
@@ -97,17 +107,18 @@ const KeyRegistrar kKeys{{
      "worst-link, joint and joint-cycle need none",
      "fidelity fabric", in_closed(0, 1)},
     {"execution", "fabric_draws", K::kInt, "", "32",
-     "fabric sharing joint: draws of the sharers' presences per ring and solve, each sharer's stratified "
+     "fabric sharing joint and joint-cycle: draws of the sharers' presences per ring and solve, each "
+     "sharer's stratified "
      "(its share of draws within 1 / draws of its presence); 64 and 128 gave the same steady-grid "
      "communication and network-1k mean JCT within its seed-to-seed noise; at most 65,536",
      "fidelity fabric", in_closed(1, 65536)},
-    {"execution", "fabric_allocation", K::kString, "", "fair-bottleneck",
+    {"execution", "fabric_allocation", K::kString, "", name_of(kAllocations, kDefaults.allocation),
      "the allocation of jobs all talking at once that the fabric fidelity builds on: max-min (max-min "
      "fairness in the per-flow rate; the default until stop 32) | fair-bottleneck (SimGrid's ptask solver, "
-     "as "
-     "the network fidelity: it favours rings that cross few links; each job's rate from the sharing is moved "
-     "towards it by as much of the all-talking slowdown as the job sees: with joint-cycle, communication by "
-     "ring width within 8% of network on fixed placements where joint on max-min is off by up to 19%)",
+     "as the network fidelity: it favours rings that cross few links; each job's rate from the sharing is "
+     "moved towards it by as much of the all-talking slowdown as the job sees: with joint-cycle, "
+     "communication by ring width within 8% of network on fixed placements where joint on max-min is off "
+     "by up to 19%)",
      "fidelity fabric", one_of(names_of(kAllocations))},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
@@ -131,13 +142,13 @@ std::optional<NetworkFidelityConfig> NetworkFidelityConfig::from(const Options& 
   c.chunks_shared = execution.int32("chunks_shared", c.chunks_shared);
   c.chunk_jitter = execution.number("chunk_jitter", c.chunk_jitter);
   const Sharing& sharing =
-      named(kSharings, execution.text("fabric_sharing", "joint-cycle"), "fabric_sharing");
-  c.sharing = sharing.share;
+      named(kSharings, execution.text("fabric_sharing", name_of(kSharings, c.sharing)), "fabric_sharing");
+  c.sharing = sharing.value;
   c.fabric_overlap = execution.number("fabric_overlap", sharing.overlap);
   c.fabric_draws = execution.int32("fabric_draws", c.fabric_draws);
-  c.allocation =
-      named(kAllocations, execution.text("fabric_allocation", "fair-bottleneck"), "fabric_allocation")
-          .allocation;
+  c.allocation = named(kAllocations, execution.text("fabric_allocation", name_of(kAllocations, c.allocation)),
+                       "fabric_allocation")
+                     .value;
   return c;
 }
 
