@@ -22,6 +22,7 @@ int MaxMinSolver::add_link(double capacity, bool shared) {
   takers_.push_back(0);
   here_.emplace_back();
   elsewhere_.emplace_back();
+  room_.emplace_back();
   return static_cast<int>(capacity_.size()) - 1;
 }
 
@@ -257,12 +258,20 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
       sens_[l] = 0;       // K_l: sum c_j dw_j/dln r_j over those here
       sens_rate_[l] = 0;  // G_l: the same, times r_j
     }
+    if (headroom_ == Headroom::kDistribution) {
+      ++sweep_;  // the links' distributions of sharers present are rebuilt on demand (capped_rate)
+      for (int li : links) here_[static_cast<std::size_t>(li)].clear();
+    }
     for (Job* j : members) {
       weigh(*j);
       for (const auto& u : j->uses) {
         const auto l = static_cast<std::size_t>(u.link);
         if (shared_[l] == 0) continue;
         if (u.link == j->bottleneck) {
+          if (headroom_ == Headroom::kDistribution) {
+            j->slot = static_cast<int>(here_[l].size());
+            here_[l].emplace_back(j, u.count);
+          }
           weight_[l] += u.count * j->presence;
           sens_[l] += u.count * j->sensitivity;
           sens_rate_[l] += u.count * j->sensitivity * j->rate;
@@ -290,7 +299,12 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
           others = weight_[l] - own / open * sens_[l];
           avail = std::max(capacity_[l] - (frozen_[l] - own), kTiny);
         }
-        const double here = avail / (u.count + std::max(others, 0.0));
+        double here = avail / (u.count + std::max(others, 0.0));
+        if (headroom_ == Headroom::kDistribution && avail > u.count * j->alone) {
+          // room above its alone rate: slowed by the times more sharers than the room are present
+          const double capped = capped_rate(*j, u, avail, std::max(others, 0.0));
+          if (capped < j->alone * (1 - 1e-9)) here = capped;
+        }
         if (here <= r * (1 + 1e-9)) {  // a link that allows only its alone rate still bounds it
           r = std::min(r, here);
           at = u.link;
@@ -301,6 +315,91 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
     }
     if (relax.step(members)) break;
   }
+}
+
+// A link serves each flow at most at the job's alone rate: with room for a = avail / alone flows at
+// that rate, the job's time per byte there is E[max(a, c + S)] / avail, S the flows of the present
+// sharers (Poisson-binomial over their presences), not max(a, c + E[S]) / avail: the mean misses
+// the times when more sharers than the room are present. E[max(a, c + S)] = c + E[S] + E[(t - S)^+],
+// t = a - c, which needs P(S = s) only for s < t.
+double MaxMinSolver::capped_time(const std::vector<std::pair<double, int>>& present, int count, double avail,
+                                 double least, std::vector<double>& pmf) {
+  const double t = avail * least - count;  // sharers' flows below which the job is not slowed here
+  double mean = count;
+  int flows = 0;
+  for (const auto& [p, c] : present) {
+    mean += c * p;
+    flows += c;
+  }
+  if (!(t > 0)) return mean / avail;  // the cap never binds: the mean is exact
+  if (flows <= t) return least;       // every sharer present fits: never slowed here
+  const auto top = static_cast<std::size_t>(std::min(std::ceil(t), flows + 1.0));  // S <= flows
+  pmf.assign(top, 0.0);
+  pmf[0] = 1.0;
+  for (const auto& [p, c] : present) {
+    const auto shift = static_cast<std::size_t>(c);
+    for (std::size_t s = top; s-- > 0;) pmf[s] = pmf[s] * (1 - p) + (s >= shift ? pmf[s - shift] * p : 0.0);
+  }
+  double below = 0;
+  for (std::size_t s = 0; s < top; ++s) below += (t - static_cast<double>(s)) * pmf[s];
+  return (mean + below) / avail;
+}
+
+// The arrival field's rate on a link with room, from the distribution of its equal sharers present
+// (those it bottlenecks, at their presences) without j: prefix and suffix distributions of the
+// link's sharers in order, truncated to `top` flows and built once a sweep, so that without-j is
+// prefix convolved with suffix around j's place (stable, unlike dividing j out). The mean keeps the arrival
+// field's leave-one-out presences (`others`); the term E[(t - S)^+] takes the presences as they are.
+double MaxMinSolver::capped_rate(const Job& j, const FlowUse& u, double avail, double others) {
+  const auto l = static_cast<std::size_t>(u.link);
+  const double t = avail / j.alone - u.count;       // sharers' flows below which j is not slowed here
+  if (!(t > 0)) return avail / (u.count + others);  // no room after all (rounding): the mean is exact
+  RoomScratch& room = room_[l];
+  const auto& sharers = here_[l];
+  const std::size_t n = sharers.size();
+  if (room.counted != sweep_) {
+    room.counted = sweep_;
+    room.flows = 0;
+    for (const auto& e : sharers) room.flows += static_cast<std::size_t>(e.second);
+  }
+  const bool mine = u.link == j.bottleneck;
+  // every sharer present still fits in the room: never slowed here (no need to build the distributions)
+  if (static_cast<double>(room.flows) - (mine ? u.count : 0) <= t) return j.alone;
+  // P(S = s) for s < t, and S <= flows
+  const auto top = static_cast<std::size_t>(std::min(std::ceil(t), static_cast<double>(room.flows + 1)));
+  if (room.stamp != sweep_ || room.top < top) {
+    room.top = std::min(std::max(top, room.stamp == sweep_ ? room.top * 2 : room.top), room.flows + 1);
+    room.stamp = sweep_;
+    const std::size_t w = room.top;
+    room.prefix.assign((n + 1) * w, 0.0);
+    room.suffix.assign((n + 1) * w, 0.0);
+    auto add = [w](const double* from, double* to, double p,
+                   int c) {  // to = from convolved with {1 - p, p at c}
+      const auto shift = static_cast<std::size_t>(c);
+      for (std::size_t s = 0; s < w; ++s)
+        to[s] = from[s] * (1 - p) + (s >= shift ? from[s - shift] * p : 0.0);
+    };
+    room.prefix[0] = 1.0;
+    for (std::size_t i = 0; i < n; ++i)
+      add(&room.prefix[i * w], &room.prefix[(i + 1) * w], sharers[i].first->presence, sharers[i].second);
+    room.suffix[n * w] = 1.0;
+    for (std::size_t i = n; i-- > 0;)
+      add(&room.suffix[(i + 1) * w], &room.suffix[i * w], sharers[i].first->presence, sharers[i].second);
+  }
+  const std::size_t w = room.top;
+  const double* before = &room.prefix[(mine ? static_cast<std::size_t>(j.slot) : n) * w];
+  const double* after = mine ? &room.suffix[(static_cast<std::size_t>(j.slot) + 1) * w] : nullptr;
+  double below = 0;  // E[(t - S)^+] over S < t
+  for (std::size_t s = 0; s < top; ++s) {
+    double p = 0;
+    if (after == nullptr) {
+      p = before[s];
+    } else {
+      for (std::size_t a = 0; a <= s; ++a) p += before[a] * after[s - a];
+    }
+    below += (t - static_cast<double>(s)) * p;
+  }
+  return avail / (u.count + others + below);
 }
 
 }  // namespace fleetsim

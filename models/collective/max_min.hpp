@@ -19,6 +19,13 @@
 // correction), and present sharers split the link equally unless another link bounds them: within
 // 3% of the exact product-form solution on one link, where the mean field is 3-7% pessimistic (at
 // most 60 sweeps, to 1e-4: a tighter stop only moved chaotic runs, at 3x the time).
+// Headroom: a link with room for more than a ring's flows at its alone rate (an oversubscribed uplink
+// holding two NICs' flows) slows the ring only while more sharers than the room holds are present.
+// Headroom::kDistribution (the default) takes the ring's time per byte there as
+// E[max(1 / alone, (c + S) / avail)] over the sharers present (Poisson-binomial), where kMean took
+// max(1 / alone, (c + E[S]) / avail) and saw no slowdown until the mean filled the room: seven rings
+// talking 15% of their time on a link with room for two are slowed 17.5% (the product form), 15.3%
+// with the distribution, 0% with the mean (tests/unit/test_headroom.cpp).
 // IdleShare::kWorstLink takes the arrival field's fixed point, then slows each job by how much its
 // expected worst time per byte over its links, their sharers present independently, exceeds the
 // worst of their means (worst_link.cpp). IdleShare::kJoint does the same with each sharer present or
@@ -59,6 +66,12 @@ enum class IdleShare {
                 ///< ring's share of time talking: its block averages its sharers over q of their cycle
 };
 
+/// How the arrival field (and the fields built on it) counts a link's room above a ring's alone rate.
+enum class Headroom {
+  kMean,          ///< the ring's time per byte from the sharers' mean number present (stops 29-32)
+  kDistribution,  ///< from their distribution: E[max(alone's, (c + S) / C)], S drawn as the product form
+};
+
 /// The static allocation of jobs that all talk at once, which the sharing fields build on.
 enum class FabricAllocation {
   kMaxMin,          ///< max-min fairness in the per-flow rate (progressive filling)
@@ -79,8 +92,9 @@ class MaxMinSolver {
   /// in the mean field (0: a sharer weighs its share q of the time; 1: it always weighs, max-min).
   /// `draws` (>= 1): the joint field's draws of the sharers' presences per ring and solve.
   explicit MaxMinSolver(double overlap = 0, IdleShare idle = IdleShare::kLeftover, int draws = kDraws,
-                        FabricAllocation allocation = FabricAllocation::kMaxMin)
-      : overlap_(overlap), idle_(idle), draws_(draws), allocation_(allocation) {}
+                        FabricAllocation allocation = FabricAllocation::kMaxMin,
+                        Headroom headroom = Headroom::kDistribution)
+      : overlap_(overlap), idle_(idle), draws_(draws), allocation_(allocation), headroom_(headroom) {}
   static constexpr int kDraws = 32;  ///< the joint field's default draws (64, 128: same figures within noise)
 
   /// A link of `capacity` bytes/s; shared = false: it bounds each flow alone (FATPIPE). Returns its
@@ -119,7 +133,8 @@ class MaxMinSolver {
     double bottleneck_rate = 0;  ///< fair bottleneck: its rate under that solver, every job talking (scratch)
     double step = 0;             ///< fair bottleneck: what it took in its last round (scratch)
     bool open = false;           ///< fair bottleneck: still taking (scratch)
-    unsigned mark = 0;           ///< component search stamp
+    int slot = 0;       ///< arrival field, Headroom::kDistribution: its place in its link's here_ list
+    unsigned mark = 0;  ///< component search stamp
     bool frozen = false;
   };
   /// Re-solves the component reached from `seeds` (links) through shared links into solved_.
@@ -148,6 +163,12 @@ class MaxMinSolver {
   void weigh(Job& j) const;
   void mean_field(const std::vector<Job*>& members, const std::vector<int>& links);
   void arrival_field(const std::vector<Job*>& members, const std::vector<int>& links);
+  /// Headroom::kDistribution: the arrival field's rate of job j on link u (room above its alone rate,
+  /// avail > count x alone), `others` its sharers' leave-one-out mean flows there (max_min.cpp).
+  double capped_rate(const Job& j, const FlowUse& u, double avail, double others);
+  /// E[max(least, (count + S) / avail)], S the flows of `present`'s (presence, flows) that are present.
+  static double capped_time(const std::vector<std::pair<double, int>>& present, int count, double avail,
+                            double least, std::vector<double>& pmf);
   /// Arrival field's fixed point, then each rate from the expected worst link (worst_link.cpp), the
   /// links' sharers independent (kWorstLink) or each one presence for all links (kJoint).
   void worst_field(const std::vector<Job*>& members, const std::vector<int>& links);
@@ -159,6 +180,7 @@ class MaxMinSolver {
   IdleShare idle_ = IdleShare::kLeftover;
   int draws_ = kDraws;
   FabricAllocation allocation_ = FabricAllocation::kMaxMin;
+  Headroom headroom_ = Headroom::kDistribution;
   std::vector<double> capacity_;
   std::vector<char> shared_;
   std::vector<std::vector<long>> users_;  ///< per shared link: jobs crossing it (insertion order)
@@ -171,6 +193,17 @@ class MaxMinSolver {
   std::vector<unsigned> version_;
   std::vector<double> sens_, sens_rate_;  ///< arrival field, per link: sum c w' and sum c w' r (scratch)
   std::vector<double> left_, takers_;     ///< fair bottleneck, per link: capacity left, open jobs (scratch)
+  /// arrival field, Headroom::kDistribution, per link: the distributions of the flows of its first i
+  /// and of its last n - i equal sharers present, truncated to `top` flows (i = 0..n, rows of `top`)
+  struct RoomScratch {
+    unsigned stamp = 0;    ///< the sweep they were built in
+    unsigned counted = 0;  ///< the sweep `flows` was counted in
+    std::size_t top = 0;
+    std::size_t flows = 0;  ///< the equal sharers' flows
+    std::vector<double> prefix, suffix;
+  };
+  std::vector<RoomScratch> room_;
+  unsigned sweep_ = 0;
   /// worst field, per link: (job, flows) of the jobs it bottlenecks (here) and of the others (elsewhere)
   std::vector<std::vector<std::pair<Job*, int>>> here_, elsewhere_;
   struct WorstScratch {                           ///< worst field, per job (reused across solves)

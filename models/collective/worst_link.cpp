@@ -137,7 +137,9 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
     own_flows.clear();
     capacity.clear();
     int seen = 0;
-    double means = 1 / j->alone;  // max(1 / alone, max_l E[X_l]): the arrival field's time per byte
+    // the arrival field's time per byte: max over links of E[max(1 / alone, X_l)] (Headroom::kDistribution)
+    // or max(1 / alone, max_l E[X_l]) (kMean)
+    double means = 1 / j->alone;
     for (const auto& u : j->uses) {
       const auto l = static_cast<std::size_t>(u.link);
       if (shared_[l] == 0) continue;
@@ -152,6 +154,8 @@ void MaxMinSolver::worst_field(const std::vector<Job*>& members, const std::vect
         present.emplace_back(std::clamp(k->presence - k->sensitivity * gain, 0.0, 1.0), c);
       }
       const double avail = std::max(open + own, kTiny);
+      if (headroom_ == Headroom::kDistribution)
+        means = std::max(means, capped_time(present, u.count, avail, 1 / j->alone, pmf));
       if (!joint) {
         means = std::max(means, link_steps(present, u.count, avail, seen++, pmf, steps));
         continue;

@@ -10,7 +10,8 @@ namespace fleetsim {
 FabricFidelity::FabricFidelity(const ClusterSpec& cluster, NetworkFidelityConfig config)
     : cluster_(cluster),
       config_(config),
-      solver_(config.fabric_overlap, config.sharing, config.fabric_draws, config.allocation) {}
+      solver_(config.fabric_overlap, config.sharing, config.fabric_draws, config.allocation,
+              config.headroom) {}
 
 void FabricFidelity::attach(JobClock& clock, const Platform& platform, std::size_t jobs) {
   clock_ = &clock;

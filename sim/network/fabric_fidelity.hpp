@@ -19,6 +19,9 @@
 //   rate another link sets come and go too (fabric_draws Latin hypercube draws); or by default
 //   "joint-cycle": a ring's time per byte weighs joint's by 1 - q and arrival's by q, q its share of
 //   time talking (its block of talking averages its sharers over about q of their cycle);
+// - fabric_headroom = "distribution" (the default): on a link with room for more than a ring's flows
+//   at its alone rate, the ring is slowed by the times more sharers than the room holds are present
+//   (the distribution of the sharers present; "mean": their mean number, stops 29-32);
 // - fabric_allocation = "fair-bottleneck" (the default) moves those rates towards SimGrid's ptask
 //   solver, which favours rings that cross few links ("max-min": the rates above, unmoved);
 // - rates are re-solved only when the set of jobs on the fabric changes (a start, an end, a

@@ -29,6 +29,8 @@ struct NetworkFidelityConfig {
   double fabric_overlap = 0;  ///< fabric: extra overlap of all-reduces (from(): the sharing's default)
   int fabric_draws = MaxMinSolver::kDraws;  ///< fabric, joint sharing: draws of sharers' presences a solve
   FabricAllocation allocation = FabricAllocation::kFairBottleneck;  ///< fabric: the all-talking allocation
+  Headroom headroom =
+      Headroom::kDistribution;  ///< fabric: how a link's room above a ring's alone rate counts
 
   /// From the [execution] keys (declared in network_hook.cpp); nullopt unless fidelity = `fidelity`
   /// ("network" or "fabric", which share these keys).

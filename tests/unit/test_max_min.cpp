@@ -9,11 +9,14 @@
 #include <vector>
 
 #include "models/collective/max_min.hpp"
+#include "tests/product_form.hpp"
 
 using fleetsim::FabricAllocation;
 using fleetsim::FlowUse;
+using fleetsim::Headroom;
 using fleetsim::IdleShare;
 using fleetsim::MaxMinSolver;
+using fleetsim::test::product_form;
 
 TEST_CASE("max-min: two jobs on one link split it") {
   MaxMinSolver s;
@@ -235,31 +238,6 @@ TEST_CASE("max-min: incremental adds and removes give the from-scratch rates") {
 
 namespace {
 
-// Exact iteration times of jobs sharing one processor-sharing link of capacity 1 (one flow each),
-// each computing z_j then sending d_j (its time alone), with phases mixed at random: the closed
-// network's product form, P(S talking) ~ |S|! prod_{j in S} d_j prod_{j not in S} z_j, and
-// job j's throughput E[1{j in S} / |S|] / d_j.
-std::vector<double> product_form(const std::vector<double>& z, const std::vector<double>& d) {
-  const std::size_t n = z.size();
-  double total = 0;
-  std::vector<double> served(n, 0.0);
-  for (unsigned mask = 0; mask < (1u << n); ++mask) {
-    double w = 1;
-    int k = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      const bool in = ((mask >> j) & 1u) != 0;
-      w *= in ? d[j] : z[j];
-      if (in) w *= ++k;
-    }
-    total += w;
-    for (std::size_t j = 0; j < n; ++j)
-      if (((mask >> j) & 1u) != 0) served[j] += w / k;
-  }
-  std::vector<double> t(n);
-  for (std::size_t j = 0; j < n; ++j) t[j] = d[j] * total / served[j];
-  return t;
-}
-
 // The solver's iteration times for the same jobs: z + d x alone / rate.
 std::vector<double> solver_times(const std::vector<double>& z, const std::vector<double>& d, IdleShare idle,
                                  int draws = MaxMinSolver::kDraws) {
@@ -319,6 +297,8 @@ TEST_CASE(
   CHECK(worst_leftover > 2 * worst_arrival);
 }
 
+// The hand-derived cases below have links with room above a ring's alone rate; they are derived with
+// the sharers' mean number present (Headroom::kMean). test_headroom.cpp derives the distribution's.
 TEST_CASE("max-min: worst link - a ring crossing two links waits on either link's sharer") {
   // Job A crosses links 1 and 2 (capacity 1) and its own link 0 (0.8), so it runs at 0.8 alone;
   // job B talks on link 1 only, C on link 2 only. All compute phi = 0.8 of their time alone.
@@ -329,7 +309,7 @@ TEST_CASE("max-min: worst link - a ring crossing two links waits on either link'
   // A's time per byte on link 1 is 1 + (B present), on link 2 1 + (C present), on link 0 1.25:
   // E[max] = 1.25 (1 - p)^2 + 2 (1 - (1 - p)^2), against max of the means max(1.25, 1 + p) = 1.25.
   auto build_abc = [](IdleShare idle) {
-    MaxMinSolver s(0, idle, 4096);
+    MaxMinSolver s(0, idle, 4096, FabricAllocation::kMaxMin, Headroom::kMean);
     const int own = s.add_link(0.8), l1 = s.add_link(1), l2 = s.add_link(1);
     s.add(0, {{own, 1}, {l1, 1}, {l2, 1}}, 0.8);
     s.add(1, {{l1, 1}}, 0.8);
@@ -364,7 +344,7 @@ TEST_CASE("max-min: joint - a sharer whose rate another link sets still comes an
   // byte is 1 / 0.7 while B computes and 2 while it talks: rate 1 / (0.8 / 0.7 + 0.2 x 2) = 0.648.
   // Likewise B: 1 / (0.7 / 0.6 + 0.3 x 2) = 0.566.
   auto build_ab = [](IdleShare idle) {
-    MaxMinSolver s(0, idle, 10000);
+    MaxMinSolver s(0, idle, 10000, FabricAllocation::kMaxMin, Headroom::kMean);
     const int a = s.add_link(0.7), shared = s.add_link(1), b = s.add_link(0.6);
     s.add(0, {{a, 1}, {shared, 1}}, 0.7);
     s.add(1, {{shared, 1}, {b, 1}}, 0.8);
@@ -382,7 +362,7 @@ TEST_CASE("max-min: joint-cycle - a ring's block weighs joint's worst by 1 - q, 
   // time) and B 0.7 / 0.6 + 0.3 x 2, while each one's worst mean (the arrival field's) is its own link's,
   // 1 / 0.7 and 1 / 0.6. A talks q_A = 0.3 of its time and B q_B = 0.2, so joint-cycle weighs them:
   // A 0.7 (0.8 / 0.7 + 0.4) + 0.3 / 0.7, B 0.8 (0.7 / 0.6 + 0.6) + 0.2 / 0.6.
-  MaxMinSolver s(0, IdleShare::kJointCycle, 10000);
+  MaxMinSolver s(0, IdleShare::kJointCycle, 10000, FabricAllocation::kMaxMin, Headroom::kMean);
   const int a = s.add_link(0.7), shared = s.add_link(1), b = s.add_link(0.6);
   s.add(0, {{a, 1}, {shared, 1}}, 0.7);
   s.add(1, {{shared, 1}, {b, 1}}, 0.8);
@@ -407,7 +387,7 @@ TEST_CASE("max-min: joint - a sharer crossing two of a ring's links is one prese
   // but one job B crosses both links 1 and 2 (B's rate is set by one of them; on the other it takes its
   // rate). While B talks, A's time per byte is 2 on either link, else 1.25 on its own: E = 1.25 (1 - p)
   // + 2 p, p = B's presence, against 1.25 (1 - p)^2 + 2 (1 - (1 - p)^2) were B two independent sharers.
-  MaxMinSolver s(0, IdleShare::kJoint, 10000);
+  MaxMinSolver s(0, IdleShare::kJoint, 10000, FabricAllocation::kMaxMin, Headroom::kMean);
   const int own = s.add_link(0.8), l1 = s.add_link(1), l2 = s.add_link(1);
   s.add(0, {{own, 1}, {l1, 1}, {l2, 1}}, 0.8);
   s.add(1, {{l1, 1}, {l2, 1}}, 0.8);
