@@ -24,8 +24,9 @@
 // Headroom::kDistribution (the default) takes the ring's time per byte there as
 // E[max(1 / alone, (c + S) / avail)] over the sharers present (Poisson-binomial), where kMean took
 // max(1 / alone, (c + E[S]) / avail) and saw no slowdown until the mean filled the room: seven rings
-// talking 15% of their time on a link with room for two are slowed 17.5% (the product form), 15.3%
-// with the distribution, 0% with the mean (tests/unit/test_headroom.cpp).
+// talking 15% of their time on a link with room for two are slowed 17.5% (the product form), 13.8%
+// with the distribution (its room term skips the leave-one-out correction), 0% with the mean
+// (tests/unit/test_headroom.cpp).
 // IdleShare::kWorstLink takes the arrival field's fixed point, then slows each job by how much its
 // expected worst time per byte over its links, their sharers present independently, exceeds the
 // worst of their means (worst_link.cpp). IdleShare::kJoint does the same with each sharer present or

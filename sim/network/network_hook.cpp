@@ -133,8 +133,9 @@ const KeyRegistrar kKeys{{
     {"execution", "fabric_headroom", K::kString, "", name_of(kHeadrooms, kDefaults.headroom),
      "fabric sharing arrival, worst-link, joint and joint-cycle: how a link with room for more than a ring's "
      "flows at its alone rate slows it: distribution (whenever more sharers are present than the room holds, "
-     "from the distribution of the sharers present: within 2% of the closed network's product form on 60 "
-     "random links with room for 2-3 flows; the default since stop 33) | mean (from their mean number "
+     "from the distribution of the sharers present: communication within 5% of the closed network's product "
+     "form on 60 random links with room for 2-3 flows; the default since stop 33) | mean (from their mean "
+     "number "
      "present, stops 29-32: up to 15% optimistic there, as on 4:1 leaf uplinks that hold two NICs' flows)",
      "fidelity fabric", one_of(names_of(kHeadrooms))},
     {"execution", "chunks_shared", K::kInt, "", "16",
