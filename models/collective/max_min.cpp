@@ -1,4 +1,5 @@
 #include "models/collective/max_min.hpp"
+#include "models/collective/poisson_binomial.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -336,13 +337,8 @@ double MaxMinSolver::capped_time(const std::vector<std::pair<double, int>>& pres
   const auto top = static_cast<std::size_t>(std::min(std::ceil(t), flows + 1.0));  // S <= flows
   pmf.assign(top, 0.0);
   pmf[0] = 1.0;
-  for (const auto& [p, c] : present) {
-    const auto shift = static_cast<std::size_t>(c);
-    for (std::size_t s = top; s-- > 0;) pmf[s] = pmf[s] * (1 - p) + (s >= shift ? pmf[s - shift] * p : 0.0);
-  }
-  double below = 0;
-  for (std::size_t s = 0; s < top; ++s) below += (t - static_cast<double>(s)) * pmf[s];
-  return (mean + below) / avail;
+  for (const auto& [p, c] : present) add_presence(pmf.data(), pmf.data(), top, p, c);
+  return (mean + shortfall(t, pmf.data(), top)) / avail;
 }
 
 // The arrival field's rate on a link with room, from the distribution of its equal sharers present
@@ -373,33 +369,25 @@ double MaxMinSolver::capped_rate(const Job& j, const FlowUse& u, double avail, d
     const std::size_t w = room.top;
     room.prefix.assign((n + 1) * w, 0.0);
     room.suffix.assign((n + 1) * w, 0.0);
-    auto add = [w](const double* from, double* to, double p,
-                   int c) {  // to = from convolved with {1 - p, p at c}
-      const auto shift = static_cast<std::size_t>(c);
-      for (std::size_t s = 0; s < w; ++s)
-        to[s] = from[s] * (1 - p) + (s >= shift ? from[s - shift] * p : 0.0);
-    };
     room.prefix[0] = 1.0;
     for (std::size_t i = 0; i < n; ++i)
-      add(&room.prefix[i * w], &room.prefix[(i + 1) * w], sharers[i].first->presence, sharers[i].second);
+      add_presence(&room.prefix[i * w], &room.prefix[(i + 1) * w], w, sharers[i].first->presence,
+                   sharers[i].second);
     room.suffix[n * w] = 1.0;
     for (std::size_t i = n; i-- > 0;)
-      add(&room.suffix[(i + 1) * w], &room.suffix[i * w], sharers[i].first->presence, sharers[i].second);
+      add_presence(&room.suffix[(i + 1) * w], &room.suffix[i * w], w, sharers[i].first->presence,
+                   sharers[i].second);
   }
   const std::size_t w = room.top;
-  const double* before = &room.prefix[(mine ? static_cast<std::size_t>(j.slot) : n) * w];
-  const double* after = mine ? &room.suffix[(static_cast<std::size_t>(j.slot) + 1) * w] : nullptr;
-  double below = 0;  // E[(t - S)^+] over S < t
-  for (std::size_t s = 0; s < top; ++s) {
-    double p = 0;
-    if (after == nullptr) {
-      p = before[s];
-    } else {
-      for (std::size_t a = 0; a <= s; ++a) p += before[a] * after[s - a];
-    }
-    below += (t - static_cast<double>(s)) * p;
-  }
-  return avail / (u.count + others + below);
+  if (!mine) return avail / (u.count + others + shortfall(t, &room.prefix[n * w], top));  // all sharers
+  // without j: the sharers before its place convolved with those after it
+  const double* before = &room.prefix[static_cast<std::size_t>(j.slot) * w];
+  const double* after = &room.suffix[(static_cast<std::size_t>(j.slot) + 1) * w];
+  auto& pmf = worst_.pmf;
+  pmf.assign(top, 0.0);
+  for (std::size_t s = 0; s < top; ++s)
+    for (std::size_t a = 0; a <= s; ++a) pmf[s] += before[a] * after[s - a];
+  return avail / (u.count + others + shortfall(t, pmf.data(), top));
 }
 
 }  // namespace fleetsim

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "models/collective/max_min.hpp"
+#include "models/collective/poisson_binomial.hpp"
 
 namespace fleetsim {
 
@@ -71,8 +72,7 @@ double link_steps(const std::vector<std::pair<double, int>>& present, int count,
   for (const auto& [p, c] : present) {
     const auto shift = static_cast<std::size_t>(c);
     pmf.resize(pmf.size() + shift, 0.0);
-    for (std::size_t s = pmf.size(); s-- > shift;) pmf[s] = pmf[s] * (1 - p) + pmf[s - shift] * p;
-    for (std::size_t s = 0; s < shift; ++s) pmf[s] *= 1 - p;
+    add_presence(pmf.data(), pmf.data(), pmf.size(), p, c);
   }
   double cdf = 0;
   for (std::size_t s = 0; s < pmf.size(); ++s) {
