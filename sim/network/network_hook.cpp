@@ -31,22 +31,17 @@ constexpr Sharing kSharings[] = {
     {"joint", IdleShare::kJoint, 0},        {"joint-cycle", IdleShare::kJointCycle, 0},
 };
 
-/// A fabric_allocation name and the allocation it selects.
-struct Allocation {
+/// A named choice of a key with no more to it than its value (fabric_allocation, fabric_headroom).
+template <typename Value>
+struct Named {
   const char* name;
-  FabricAllocation value;
+  Value value;
 };
-constexpr Allocation kAllocations[] = {
+constexpr Named<FabricAllocation> kAllocations[] = {
     {"max-min", FabricAllocation::kMaxMin},
     {"fair-bottleneck", FabricAllocation::kFairBottleneck},
 };
-
-/// A fabric_headroom name and the counting it selects.
-struct HeadroomName {
-  const char* name;
-  Headroom value;
-};
-constexpr HeadroomName kHeadrooms[] = {
+constexpr Named<Headroom> kHeadrooms[] = {
     {"distribution", Headroom::kDistribution},
     {"mean", Headroom::kMean},
 };
