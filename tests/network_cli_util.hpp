@@ -85,4 +85,14 @@ inline double total(const std::filesystem::path& out, const std::string& name) {
   return std::accumulate(v.begin(), v.end(), 0.0);
 }
 
+/// Runs the trace in `dir` in the delay fidelity and in `fidelity` on cluster `c`: every job must keep
+/// the delay timing exactly (nothing slows it).
+inline void check_delay_timing(const std::filesystem::path& dir, const Cluster& c,
+                               const std::string& fidelity) {
+  const auto delay = run(dir, c, "delay", "delay");
+  const auto other = run(dir, c, fidelity, fidelity);
+  CHECK(column(other, "jct_s") == column(delay, "jct_s"));
+  CHECK(column(other, "end_s") == column(delay, "end_s"));
+}
+
 }  // namespace fleetsim::test

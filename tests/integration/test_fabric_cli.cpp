@@ -17,6 +17,7 @@
 
 #include "tests/network_cli_util.hpp"
 
+using fleetsim::test::check_delay_timing;
 using fleetsim::test::Cluster;
 using fleetsim::test::column;
 using fleetsim::test::links_gb;
@@ -34,12 +35,7 @@ using fleetsim::test::write_file;
 TEST_CASE("fabric cli: a job alone keeps the delay timing exactly, across leaves and inside a node") {
   const auto dir = temp_dir("netcli");
   write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,2\n5000,700,4\n");
-  for (const Cluster& c : {Cluster{}, Cluster{2, 4, 1, 2.0}}) {
-    const auto delay = run(dir, c, "delay", "delay");
-    const auto fabric = run(dir, c, "fabric", "fabric");
-    CHECK(column(fabric, "jct_s") == column(delay, "jct_s"));
-    CHECK(column(fabric, "end_s") == column(delay, "end_s"));
-  }
+  for (const Cluster& c : {Cluster{}, Cluster{2, 4, 1, 2.0}}) check_delay_timing(dir, c, "fabric");
   std::filesystem::remove_all(dir);
 }
 
@@ -47,10 +43,7 @@ TEST_CASE("fabric cli: a non-blocking fabric with one job per leaf shows no slow
   const auto dir = temp_dir("netcli");
   // 8 nodes x 2 GPUs, 2 nodes per leaf, 1:1: first-fit puts each 4-GPU job on its own leaf.
   write_file(dir / "trace.csv", "submit,duration,gpus\n0,1000,4\n0,1200,4\n0,900,4\n0,1500,4\n");
-  const Cluster c{8, 2, 2, 1.0};
-  const auto delay = run(dir, c, "delay", "delay");
-  const auto fabric = run(dir, c, "fabric", "fabric");
-  CHECK(column(fabric, "jct_s") == column(delay, "jct_s"));
+  check_delay_timing(dir, Cluster{8, 2, 2, 1.0}, "fabric");
   std::filesystem::remove_all(dir);
 }
 
