@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Issue 17's accuracy checks of a fast fidelity against the `network` reference, from a sweep folder.
+
+Usage: scripts/fabric_accuracy.py SWEEP_DIR [--candidate fabric] [--reference network]
+                                  [--jct-tol 2] [--util-tol 5] [--effect-tol 10] [--effect-keys K1,K2]
+                                  [--strict]
+       scripts/fabric_accuracy.py --self-test
+
+SWEEP_DIR is a `fleetsim sweep` output (runs.csv) whose [[case]] tables name the candidate (default
+`fabric`) and one or more reference cases (names starting with `network`: the same fidelity with other
+chunkings, e.g. scenarios/fabric-vs-network-philly.sweep.toml). The grid's keys (columns that vary
+within a case) make the cells. For each cell, per metric (mean_jct_s and every network.tiers.*.mean_util
+column), averaged over the seeds every case completed:
+
+- the candidate against the reference: candidate / reference mean - 1;
+- with several reference cases (an ensemble), the 95% prediction interval of one more reference
+  variant: mean +- t(0.975, n - 1) sd sqrt(1 + 1/n), sd over the variants. One trace is one schedule,
+  and any change of rate moves it, so on a single trace the reference's own variants can disagree by
+  more than the tolerance;
+- with one reference case and several seeds, the 95% interval of the mean per-seed difference.
+
+Effects: for each grid key with two or more values (all but trace paths, or --effect-keys), each value
+against the first, everything else equal, the change of mean JCT; the candidate's effect as a multiple of the reference's, with the
+variants' prediction interval (ensemble) or a bootstrap interval over seeds (one reference, 2,000
+resamples, fixed random seed).
+
+Verdicts: `ok` (within the tolerance), `noise` (outside it, but inside the reference's own 95%
+interval: the check cannot tell the candidate from another reference run), `OUT`. --strict exits 1
+when any check is OUT. Bad input (no runs.csv, no candidate or reference case) exits 2.
+"""
+import csv
+import math
+import os
+import random
+import statistics as st
+import sys
+import tempfile
+
+# Student t, 97.5% quantile, by degrees of freedom (1..30); the normal's 1.96 above
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042]
+
+
+def t975(df):
+    return T975[df - 1] if df <= len(T975) else 1.96
+
+
+class BadInput(Exception):
+    pass
+
+
+def load(folder):
+    path = os.path.join(folder, "runs.csv")
+    if not os.path.exists(path):
+        raise BadInput(f"{path}: not found (give a `fleetsim sweep` output folder)")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        cols = reader.fieldnames or []
+        rows = [r for r in reader if r.get("status") == "ok"]
+    if "case" not in cols or "seed" not in cols:
+        raise BadInput(f"{path}: no 'case' column: the sweep needs [[case]] tables (candidate and reference)")
+    knobs = cols[cols.index("case") + 1:cols.index("seed")]
+    # grid keys vary within a case; the others are the cases' own overrides
+    grid = [k for k in knobs if any(len({r[k] for r in rows if r["case"] == c}) > 1 for c in {r["case"] for r in rows})]
+    metrics = [c for c in cols if c == "mean_jct_s" or (c.startswith("network.tiers.") and c.endswith(".mean_util"))]
+    return rows, grid, metrics
+
+
+def show(value):
+    """a grid value as printed: a path by its file name"""
+    return os.path.basename(value) if "/" in value else value
+
+
+def tolerance(metric, args):
+    return args["jct_tol"] if metric == "mean_jct_s" else args["util_tol"]
+
+
+def verdict(dev, tol, low, high):
+    """dev, tol, and the reference's interval [low, high], all in % (or multiples for effects)"""
+    if abs(dev) <= tol:
+        return "ok"
+    if low is not None and low <= dev <= high:
+        return "noise"
+    return "OUT"
+
+
+def prediction(xs):
+    """the 95% prediction interval of one more draw, relative to the mean of xs (as a fraction)"""
+    m = st.mean(xs)
+    half = t975(len(xs) - 1) * st.stdev(xs) * math.sqrt(1 + 1 / len(xs))
+    return m, half
+
+
+def analyse(rows, grid, metrics, args):
+    cand = args["candidate"]
+    refs = sorted({r["case"] for r in rows if r["case"].startswith(args["reference"])})
+    if not any(r["case"] == cand for r in rows):
+        raise BadInput(f"no completed run of the candidate case '{cand}'")
+    if not refs:
+        raise BadInput(f"no completed run of a reference case (a case named '{args['reference']}...')")
+    cells = sorted({tuple(r[k] for k in grid) for r in rows})
+    value = {}  # (case, cell, seed) -> row
+    for r in rows:
+        value[(r["case"], tuple(r[k] for k in grid), r["seed"])] = r
+    cases = refs + [cand]
+
+    def seeds_of(cell_list):
+        common = None
+        for cell in cell_list:
+            s = {sd for (c, ce, sd) in value if ce == cell and c == cases[0]}
+            for c in cases[1:]:
+                s &= {sd for (cc, ce, sd) in value if ce == cell and cc == c}
+            common = s if common is None else common & s
+        return sorted(common or [], key=lambda x: int(x) if x.isdigit() else x)
+
+    def mean_of(case, cell, metric, seeds):
+        return st.mean(float(value[(case, cell, s)][metric] or 0) for s in seeds)
+
+    checks = []  # (kind, label, dev, tol, low, high, verdict)
+    ensemble = len(refs) > 1
+    for cell in cells:
+        seeds = seeds_of([cell])
+        if not seeds:
+            continue
+        label = " ".join(f"{k}={show(v)}" for k, v in zip(grid, cell))
+        for metric in metrics:
+            ref = [mean_of(c, cell, metric, seeds) for c in refs]
+            m = st.mean(ref)
+            if m == 0:
+                continue
+            dev = 100 * (mean_of(cand, cell, metric, seeds) / m - 1)
+            low = high = None
+            if ensemble:
+                _, half = prediction(ref)
+                low, high = -100 * half / m, 100 * half / m
+            elif len(seeds) > 1:  # the candidate's per-seed difference: its own 95% interval
+                d = [100 * (float(value[(cand, cell, s)][metric] or 0) / float(value[(refs[0], cell, s)][metric]) - 1)
+                     for s in seeds if float(value[(refs[0], cell, s)][metric] or 0) != 0]
+                if len(d) > 1:
+                    dev = st.mean(d)
+                    half = t975(len(d) - 1) * st.stdev(d) / math.sqrt(len(d))
+                    low, high = dev - half, dev + half
+                    # noise: the interval reaches inside the tolerance
+                    tol = tolerance(metric, args)
+                    v = "ok" if abs(dev) <= tol else ("noise" if low <= tol and high >= -tol else "OUT")
+                    checks.append((metric, label, dev, tol, low, high, v))
+                    continue
+            checks.append((metric, label, dev, tolerance(metric, args), low, high,
+                           verdict(dev, tolerance(metric, args), low, high)))
+    # effects of each grid key's values against its first, on mean JCT (not of one trace against another)
+    keys = args["effect_keys"] if args["effect_keys"] is not None else [k for k in grid if not k.endswith(".path")]
+    for i, key in enumerate(grid):
+        if key not in keys:
+            continue
+        values = []
+        for cell in cells:
+            if cell[i] not in values:
+                values.append(cell[i])
+        for b in values[1:]:
+            for cell in cells:
+                if cell[i] != values[0]:
+                    continue
+                other = cell[:i] + (b,) + cell[i + 1:]
+                if other not in cells:
+                    continue
+                seeds = seeds_of([cell, other])
+                if not seeds:
+                    continue
+                eff = {c: mean_of(c, other, "mean_jct_s", seeds) - mean_of(c, cell, "mean_jct_s", seeds) for c in cases}
+                ref = [eff[c] for c in refs]
+                m = st.mean(ref)
+                scale = st.mean(mean_of(c, cell, "mean_jct_s", seeds) for c in refs)
+                if abs(m) <= 1e-6 * max(scale, 1):
+                    continue  # no effect to compare (e.g. a placement that never crosses the uplinks)
+                ratio = eff[cand] / m
+                low = high = None
+                if ensemble:
+                    _, half = prediction(ref)
+                    low, high = 1 - half / abs(m), 1 + half / abs(m)
+                elif len(seeds) > 1:
+                    per = [(float(value[(cand, other, s)]["mean_jct_s"]) - float(value[(cand, cell, s)]["mean_jct_s"]),
+                            float(value[(refs[0], other, s)]["mean_jct_s"]) - float(value[(refs[0], cell, s)]["mean_jct_s"]))
+                           for s in seeds]
+                    rng = random.Random(1)
+                    boot = []
+                    for _ in range(2000):
+                        pick = [per[rng.randrange(len(per))] for _ in per]
+                        den = sum(p[1] for p in pick)
+                        if den != 0:
+                            boot.append(sum(p[0] for p in pick) / den)
+                    boot.sort()
+                    if boot:
+                        low, high = boot[int(0.025 * len(boot))], boot[int(0.975 * len(boot)) - 1]
+                ctx = " ".join(f"{k}={show(v)}" for j, (k, v) in enumerate(zip(grid, cell)) if j != i)
+                label = f"{key}: {show(values[0])} -> {show(b)} ({ctx}; reference {m:+.0f} s)"
+                tol = args["effect_tol"] / 100
+                if ensemble or low is None:
+                    v = verdict(ratio - 1, tol, None if low is None else low - 1, None if high is None else high - 1)
+                else:  # bootstrap: noise where the interval reaches inside the tolerance
+                    v = "ok" if abs(ratio - 1) <= tol else ("noise" if low <= 1 + tol and high >= 1 - tol else "OUT")
+                checks.append(("effect", label, ratio, tol, low, high, v))
+    return refs, checks
+
+
+def report(folder, args, out=sys.stdout):
+    rows, grid, metrics = load(folder)
+    refs, checks = analyse(rows, grid, metrics, args)
+    kind = (f"ensemble of {len(refs)} reference cases ({', '.join(refs)}): 95% prediction interval of one more"
+            if len(refs) > 1 else f"one reference case ({refs[0]}): 95% interval over seeds")
+    print(f"fabric_accuracy: {args['candidate']} against {kind}", file=out)
+    for metric, label, dev, tol, low, high, v in checks:
+        if metric == "effect":
+            iv = "" if low is None else f"  95% interval [{low:.2f}, {high:.2f}]x"
+            print(f"  effect  {label}: {dev:.2f}x (tolerance {1 - tol:.2f}-{1 + tol:.2f}){iv}  {v}", file=out)
+        else:
+            iv = "" if low is None else f"  95% interval [{low:+.1f}, {high:+.1f}]%"
+            print(f"  {metric:<40} {label}: {dev:+6.1f}% (tolerance {tol:g}%){iv}  {v}", file=out)
+    counts = {v: sum(1 for c in checks if c[6] == v) for v in ("ok", "noise", "OUT")}
+    print(f"checks: {len(checks)}: {counts['ok']} ok, {counts['noise']} within the reference's noise, "
+          f"{counts['OUT']} OUT", file=out)
+    return counts
+
+
+def parse(argv):
+    args = {"candidate": "fabric", "reference": "network", "jct_tol": 2.0, "util_tol": 5.0, "effect_tol": 10.0,
+            "strict": False, "effect_keys": None}
+    names = {"--candidate": "candidate", "--reference": "reference", "--jct-tol": "jct_tol",
+             "--util-tol": "util_tol", "--effect-tol": "effect_tol"}
+    folder = None
+    it = iter(argv)
+    for a in it:
+        if a == "--strict":
+            args["strict"] = True
+        elif a == "--effect-keys":
+            v = next(it, None)
+            if v is None:
+                raise BadInput(f"{a} needs a value")
+            args["effect_keys"] = [k for k in v.split(",") if k]
+        elif a in names:
+            v = next(it, None)
+            if v is None:
+                raise BadInput(f"{a} needs a value")
+            try:
+                args[names[a]] = v if names[a] in ("candidate", "reference") else float(v)
+            except ValueError:
+                raise BadInput(f"{a}: '{v}' is not a number") from None
+        elif folder is None and not a.startswith("--"):
+            folder = a
+        else:
+            raise BadInput(f"unknown argument '{a}'")
+    if folder is None:
+        raise BadInput("usage: fabric_accuracy.py SWEEP_DIR [--candidate NAME] [--strict] (or --self-test)")
+    return folder, args
+
+
+def write_runs(folder, rows):
+    cols = ["run", "combination", "case", "execution.chunks_shared", "scheduler.placement", "seed", "status",
+            "error", "scenario_hash", "mean_jct_s", "network.tiers.nic.mean_util"]
+    with open(os.path.join(folder, "runs.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for i, (case, chunks, placement, seed, jct, nic) in enumerate(rows):
+            w.writerow([f"r{i}", "c", case, chunks, placement, seed, "ok", "", "h", jct, nic])
+
+
+def self_test():
+    import io
+
+    base = parse(["x"])[1]
+    with tempfile.TemporaryDirectory() as d:
+        # ensemble: four reference variants per placement, spread +-1% in JCT and +-10% in NIC use
+        rows = []
+        for i, (jf, nf) in enumerate(((0.99, 0.9), (1.01, 1.1), (1.0, 1.0), (1.0, 1.0))):
+            rows.append((f"network-{i}", 14 + i, "a", 1, 1000 * jf, 0.10 * nf))
+            rows.append((f"network-{i}", 14 + i, "b", 1, 1100 * jf, 0.20 * nf))
+        # candidate: JCT +1% (ok), NIC +12% at a (noise: the variants' interval is about +-26%), NIC +60% at b
+        rows += [("fabric", "", "a", 1, 1010, 0.112), ("fabric", "", "b", 1, 1111, 0.32)]
+        write_runs(d, rows)
+        buf = io.StringIO()
+        counts = report(d, dict(base), buf)
+        text = buf.getvalue()
+        assert "ensemble of 4 reference cases" in text, text
+        got = {(c[0], c[1]): c[6] for c in analyse(*load(d), dict(base))[1] if c[0] != "effect"}
+        assert got == {("mean_jct_s", "scheduler.placement=a"): "ok", ("mean_jct_s", "scheduler.placement=b"): "ok",
+                       ("network.tiers.nic.mean_util", "scheduler.placement=a"): "noise",
+                       ("network.tiers.nic.mean_util", "scheduler.placement=b"): "OUT"}, (got, text)
+        # the placement effect: reference +100 s (+-2 s across variants), candidate +101 s: 1.01x, ok
+        assert "scheduler.placement: a -> b" in text and "1.01x" in text and counts["OUT"] == 1, text
+        assert main([d, "--strict"], io.StringIO()) == 1 and main([d], io.StringIO()) == 0
+        # one reference over seeds: per-seed differences of +3% +-0.2% are OUT at 2%, ok at 4%
+        rows = []
+        for s in range(1, 6):
+            for p, scale in (("a", 1.0), ("b", 2.0)):
+                rows.append(("network", "", p, s, 1000 * scale * (1 + s / 10), 0.1))
+                rows.append(("fabric", "", p, s, 1000 * scale * (1 + s / 10) * (1.03 + 0.001 * s), 0.1))
+        write_runs(d, rows)
+        buf = io.StringIO()
+        assert report(d, dict(base), buf)["OUT"] == 2, buf.getvalue()
+        assert "95% interval over seeds" in buf.getvalue()
+        buf = io.StringIO()
+        assert report(d, dict(base, jct_tol=4.0), buf)["OUT"] == 0, buf.getvalue()
+        # bad input: exit 2 with a message, nothing else
+        for argv in ([os.path.join(d, "nowhere")], [d, "--candidate", "nobody"], [d, "--jct-tol", "x"], [d, "--bogus"]):
+            err = io.StringIO()
+            assert main(argv, io.StringIO(), err) == 2 and err.getvalue().startswith("fabric_accuracy: "), argv
+    print("fabric_accuracy.py self-test: ok")
+
+
+def main(argv, out=sys.stdout, err=sys.stderr):
+    try:
+        folder, args = parse(argv)
+        counts = report(folder, args, out)
+    except BadInput as e:
+        print(f"fabric_accuracy: {e}", file=err)
+        return 2
+    return 1 if args["strict"] and counts["OUT"] else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        sys.exit(0)
+    sys.exit(main(sys.argv[1:]))
