@@ -25,8 +25,8 @@ variants' prediction interval (ensemble) or a bootstrap interval over seeds (one
 resamples, fixed random seed).
 
 Verdicts: `ok` (within the tolerance), `noise` (outside it, but inside the reference's own 95%
-interval: the check cannot tell the candidate from another reference run), `OUT`. --strict exits 1
-when any check is OUT. Bad input (no runs.csv, no candidate or reference case) exits 2.
+interval: the check cannot tell the candidate from another reference run), `OUT`; a cell where no seed
+completed in every case is `missing`. --strict exits 1 when any check is OUT or a cell missing. Bad input (no runs.csv, no candidate or reference case) exits 2.
 """
 import csv
 import math
@@ -121,9 +121,10 @@ def analyse(rows, grid, metrics, args):
     ensemble = len(refs) > 1
     for cell in cells:
         seeds = seeds_of([cell])
-        if not seeds:
-            continue
         label = " ".join(f"{k}={show(v)}" for k, v in zip(grid, cell))
+        if not seeds:  # a run failed or is missing: say so rather than drop the cell's checks
+            checks.append(("cell", label, 0.0, 0.0, None, None, "missing"))
+            continue
         for metric in metrics:
             ref = [mean_of(c, cell, metric, seeds) for c in refs]
             m = st.mean(ref)
@@ -210,15 +211,17 @@ def report(folder, args, out=sys.stdout):
             if len(refs) > 1 else f"one reference case ({refs[0]}): 95% interval over seeds")
     print(f"fabric_accuracy: {args['candidate']} against {kind}", file=out)
     for metric, label, dev, tol, low, high, v in checks:
-        if metric == "effect":
+        if v == "missing":
+            print(f"  {label}: no seed that every case completed (see runs.csv's status column)  missing", file=out)
+        elif metric == "effect":
             iv = "" if low is None else f"  95% interval [{low:.2f}, {high:.2f}]x"
             print(f"  effect  {label}: {dev:.2f}x (tolerance {1 - tol:.2f}-{1 + tol:.2f}){iv}  {v}", file=out)
         else:
             iv = "" if low is None else f"  95% interval [{low:+.1f}, {high:+.1f}]%"
             print(f"  {metric:<40} {label}: {dev:+6.1f}% (tolerance {tol:g}%){iv}  {v}", file=out)
-    counts = {v: sum(1 for c in checks if c[6] == v) for v in ("ok", "noise", "OUT")}
+    counts = {v: sum(1 for c in checks if c[6] == v) for v in ("ok", "noise", "OUT", "missing")}
     print(f"checks: {len(checks)}: {counts['ok']} ok, {counts['noise']} within the reference's noise, "
-          f"{counts['OUT']} OUT", file=out)
+          f"{counts['OUT']} OUT" + (f", {counts['missing']} cells missing" if counts["missing"] else ""), file=out)
     return counts
 
 
@@ -288,6 +291,15 @@ def self_test():
         # the placement effect: reference +100 s (+-2 s across variants), candidate +101 s: 1.01x, ok
         assert "scheduler.placement: a -> b" in text and "1.01x" in text and counts["OUT"] == 1, text
         assert main([d, "--strict"], io.StringIO()) == 1 and main([d], io.StringIO()) == 0
+        # a failed candidate run: its cell is missing, and --strict fails on it
+        with open(os.path.join(d, "runs.csv")) as f:
+            text = f.read().replace("fabric,,b,1,ok", "fabric,,b,1,failed")
+        with open(os.path.join(d, "runs.csv"), "w") as f:
+            f.write(text)
+        buf = io.StringIO()
+        counts = report(d, dict(base), buf)
+        assert counts["missing"] == 1 and "scheduler.placement=b: no seed" in buf.getvalue(), buf.getvalue()
+        assert main([d, "--strict"], io.StringIO()) == 1
         # one reference over seeds: per-seed differences of +3% +-0.2% are OUT at 2%, ok at 4%
         rows = []
         for s in range(1, 6):
@@ -314,7 +326,7 @@ def main(argv, out=sys.stdout, err=sys.stderr):
     except BadInput as e:
         print(f"fabric_accuracy: {e}", file=err)
         return 2
-    return 1 if args["strict"] and counts["OUT"] else 0
+    return 1 if args["strict"] and (counts["OUT"] or counts["missing"]) else 0
 
 
 if __name__ == "__main__":
