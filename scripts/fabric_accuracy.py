@@ -121,7 +121,7 @@ def analyse(rows, grid, metrics, args):
     ensemble = len(refs) > 1
     for cell in cells:
         seeds = seeds_of([cell])
-        label = " ".join(f"{k}={show(v)}" for k, v in zip(grid, cell))
+        label = " ".join(f"{k}={show(v)}" for k, v in zip(grid, cell)) or "all runs"
         if not seeds:  # a run failed or is missing: say so rather than drop the cell's checks
             checks.append(("cell", label, 0.0, 0.0, None, None, "missing"))
             continue
