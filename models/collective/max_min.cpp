@@ -261,7 +261,10 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
     }
     if (headroom_ == Headroom::kDistribution) {
       ++sweep_;  // the links' distributions of sharers present are rebuilt on demand (capped_rate)
-      for (int li : links) here_[static_cast<std::size_t>(li)].clear();
+      for (int li : links) {
+        here_[static_cast<std::size_t>(li)].clear();
+        room_[static_cast<std::size_t>(li)].flows = 0;
+      }
     }
     for (Job* j : members) {
       weigh(*j);
@@ -272,6 +275,7 @@ void MaxMinSolver::arrival_field(const std::vector<Job*>& members, const std::ve
           if (headroom_ == Headroom::kDistribution) {
             j->slot = static_cast<int>(here_[l].size());
             here_[l].emplace_back(j, u.count);
+            room_[l].flows += static_cast<std::size_t>(u.count);
           }
           weight_[l] += u.count * j->presence;
           sens_[l] += u.count * j->sensitivity;
@@ -353,11 +357,6 @@ double MaxMinSolver::capped_rate(const Job& j, const FlowUse& u, double avail, d
   RoomScratch& room = room_[l];
   const auto& sharers = here_[l];
   const std::size_t n = sharers.size();
-  if (room.counted != sweep_) {
-    room.counted = sweep_;
-    room.flows = 0;
-    for (const auto& e : sharers) room.flows += static_cast<std::size_t>(e.second);
-  }
   const bool mine = u.link == j.bottleneck;
   // every sharer present still fits in the room: never slowed here (no need to build the distributions)
   if (static_cast<double>(room.flows) - (mine ? u.count : 0) <= t) return j.alone;

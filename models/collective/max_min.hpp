@@ -197,10 +197,9 @@ class MaxMinSolver {
   /// arrival field, Headroom::kDistribution, per link: the distributions of the flows of its first i
   /// and of its last n - i equal sharers present, truncated to `top` flows (i = 0..n, rows of `top`)
   struct RoomScratch {
-    unsigned stamp = 0;    ///< the sweep they were built in
-    unsigned counted = 0;  ///< the sweep `flows` was counted in
+    unsigned stamp = 0;  ///< the sweep they were built in
     std::size_t top = 0;
-    std::size_t flows = 0;  ///< the equal sharers' flows
+    std::size_t flows = 0;  ///< the equal sharers' flows (counted as the sweep lists them in here_)
     std::vector<double> prefix, suffix;
   };
   std::vector<RoomScratch> room_;
