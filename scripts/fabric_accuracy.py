@@ -76,137 +76,146 @@ def tolerance(metric, args):
     return args["jct_tol"] if metric == "mean_jct_s" else args["util_tol"]
 
 
-def verdict(dev, tol, low, high):
-    """dev, tol, and the reference's interval [low, high], all in % (or multiples for effects)"""
+def verdict(dev, tol, low=None, high=None, of_candidate=False):
+    """ok within the tolerance; noise outside it where the interval [low, high] says the check cannot
+    tell: the reference's own interval holds dev, or (of_candidate: the candidate's interval over
+    seeds) it reaches inside the tolerance; OUT otherwise. All in % (or multiples less 1 for effects)."""
     if abs(dev) <= tol:
         return "ok"
-    if low is not None and low <= dev <= high:
-        return "noise"
-    return "OUT"
+    if low is None:
+        return "OUT"
+    inside = (low <= tol and high >= -tol) if of_candidate else (low <= dev <= high)
+    return "noise" if inside else "OUT"
 
 
 def prediction(xs):
-    """the 95% prediction interval of one more draw, relative to the mean of xs (as a fraction)"""
-    m = st.mean(xs)
-    half = t975(len(xs) - 1) * st.stdev(xs) * math.sqrt(1 + 1 / len(xs))
-    return m, half
+    """the half-width of the 95% prediction interval of one more draw like xs"""
+    return t975(len(xs) - 1) * st.stdev(xs) * math.sqrt(1 + 1 / len(xs))
+
+
+def bootstrap_ratio(pairs, draws=2000):
+    """the 95% bootstrap interval of sum(a) / sum(b) over (a, b) pairs resampled (fixed random seed)"""
+    rng = random.Random(1)
+    boot = []
+    for _ in range(draws):
+        pick = [pairs[rng.randrange(len(pairs))] for _ in pairs]
+        den = sum(b for _, b in pick)
+        if den != 0:
+            boot.append(sum(a for a, _ in pick) / den)
+    boot.sort()
+    return (boot[int(0.025 * len(boot))], boot[int(0.975 * len(boot)) - 1]) if boot else (None, None)
+
+
+class Runs:
+    """The completed runs of a sweep by (case, cell, seed); cells are tuples of the grid keys' values."""
+
+    def __init__(self, rows, grid, cases):
+        self.cases = cases
+        self.value = {(r["case"], tuple(r[k] for k in grid), r["seed"]): r for r in rows}
+        self.cells = sorted({cell for (_, cell, _) in self.value})
+
+    def seeds(self, *cells):
+        """the seeds every case completed in every one of `cells`"""
+        common = set.intersection(*({sd for (c, ce, sd) in self.value if ce == cell and c == case}
+                                    for cell in cells for case in self.cases))
+        return sorted(common, key=lambda x: int(x) if x.isdigit() else x)
+
+    def get(self, case, cell, metric, seed):
+        return float(self.value[(case, cell, seed)][metric] or 0)
+
+    def mean(self, case, cell, metric, seeds):
+        return st.mean(self.get(case, cell, metric, s) for s in seeds)
+
+
+def cell_checks(runs, grid, metrics, refs, cand, args):
+    """each cell's metrics: the candidate against the reference mean, with the reference's interval
+    (ensemble) or the candidate's paired per-seed interval (one reference over seeds)"""
+    checks = []
+    for cell in runs.cells:
+        seeds = runs.seeds(cell)
+        label = " ".join(f"{k}={show(v)}" for k, v in zip(grid, cell)) or "all runs"
+        if not seeds:  # a run failed or is missing: say so rather than drop the cell's checks
+            checks.append(("cell", label, 0.0, 0.0, None, None, "missing"))
+            continue
+        for metric in metrics:
+            ref = [runs.mean(c, cell, metric, seeds) for c in refs]
+            m = st.mean(ref)
+            if m == 0:
+                continue
+            tol = tolerance(metric, args)
+            dev = 100 * (runs.mean(cand, cell, metric, seeds) / m - 1)
+            low = high = None
+            if len(refs) > 1:
+                half = 100 * prediction(ref) / m
+                low, high = -half, half
+            per_seed = [] if len(refs) > 1 else [
+                100 * (runs.get(cand, cell, metric, s) / runs.get(refs[0], cell, metric, s) - 1)
+                for s in seeds if runs.get(refs[0], cell, metric, s) != 0]
+            if len(per_seed) > 1:
+                dev = st.mean(per_seed)
+                half = t975(len(per_seed) - 1) * st.stdev(per_seed) / math.sqrt(len(per_seed))
+                low, high = dev - half, dev + half
+            checks.append((metric, label, dev, tol, low, high, verdict(dev, tol, low, high, len(refs) == 1)))
+    return checks
+
+
+def effect_checks(runs, grid, refs, cand, args):
+    """each grid key's values against its first, everything else equal, on mean JCT: the candidate's
+    change as a multiple of the reference's (not of one trace against another, unless --effect-keys)"""
+    keys = args["effect_keys"] if args["effect_keys"] is not None else [k for k in grid if not k.endswith(".path")]
+    tol = args["effect_tol"] / 100
+    checks = []
+    for i, key in enumerate(grid):
+        if key not in keys:
+            continue
+        values = list(dict.fromkeys(cell[i] for cell in runs.cells))
+        for b in values[1:]:
+            for cell in runs.cells:
+                other = cell[:i] + (b,) + cell[i + 1:]
+                if cell[i] != values[0] or other not in runs.cells:
+                    continue
+                seeds = runs.seeds(cell, other)
+                if not seeds:
+                    continue
+                eff = {c: runs.mean(c, other, "mean_jct_s", seeds) - runs.mean(c, cell, "mean_jct_s", seeds)
+                       for c in runs.cases}
+                ref = [eff[c] for c in refs]
+                m = st.mean(ref)
+                if abs(m) <= 1e-6 * max(st.mean(runs.mean(c, cell, "mean_jct_s", seeds) for c in refs), 1):
+                    continue  # no effect to compare (e.g. a placement that never crosses the uplinks)
+                ratio = eff[cand] / m
+                low = high = None
+                if len(refs) > 1:
+                    half = prediction(ref) / abs(m)
+                    low, high = 1 - half, 1 + half
+                elif len(seeds) > 1:
+                    low, high = bootstrap_ratio(
+                        [(runs.get(cand, other, "mean_jct_s", s) - runs.get(cand, cell, "mean_jct_s", s),
+                          runs.get(refs[0], other, "mean_jct_s", s) - runs.get(refs[0], cell, "mean_jct_s", s))
+                         for s in seeds])
+                ctx = " ".join(f"{k}={show(v)}" for j, (k, v) in enumerate(zip(grid, cell)) if j != i)
+                label = f"{key}: {show(values[0])} -> {show(b)} ({ctx}; reference {m:+.0f} s)"
+                v = verdict(ratio - 1, tol, None if low is None else low - 1, None if high is None else high - 1,
+                            len(refs) == 1)
+                checks.append(("effect", label, ratio, tol, low, high, v))
+    return checks
 
 
 def analyse(rows, grid, metrics, args):
+    """(reference cases, checks): each check (metric or "effect" or "cell", label, deviation in % or
+    the effect's multiple, tolerance, interval low and high or None, verdict)"""
     cand = args["candidate"]
     refs = sorted({r["case"] for r in rows if r["case"].startswith(args["reference"])})
     if not any(r["case"] == cand for r in rows):
         raise BadInput(f"no completed run of the candidate case '{cand}'")
     if not refs:
         raise BadInput(f"no completed run of a reference case (a case named '{args['reference']}...')")
-    cells = sorted({tuple(r[k] for k in grid) for r in rows})
-    value = {}  # (case, cell, seed) -> row
-    for r in rows:
-        value[(r["case"], tuple(r[k] for k in grid), r["seed"])] = r
-    cases = refs + [cand]
-
-    def seeds_of(cell_list):
-        common = None
-        for cell in cell_list:
-            s = {sd for (c, ce, sd) in value if ce == cell and c == cases[0]}
-            for c in cases[1:]:
-                s &= {sd for (cc, ce, sd) in value if ce == cell and cc == c}
-            common = s if common is None else common & s
-        return sorted(common or [], key=lambda x: int(x) if x.isdigit() else x)
-
-    def mean_of(case, cell, metric, seeds):
-        return st.mean(float(value[(case, cell, s)][metric] or 0) for s in seeds)
-
-    checks = []  # (kind, label, dev, tol, low, high, verdict)
-    ensemble = len(refs) > 1
-    for cell in cells:
-        seeds = seeds_of([cell])
-        label = " ".join(f"{k}={show(v)}" for k, v in zip(grid, cell)) or "all runs"
-        if not seeds:  # a run failed or is missing: say so rather than drop the cell's checks
-            checks.append(("cell", label, 0.0, 0.0, None, None, "missing"))
-            continue
-        for metric in metrics:
-            ref = [mean_of(c, cell, metric, seeds) for c in refs]
-            m = st.mean(ref)
-            if m == 0:
-                continue
-            dev = 100 * (mean_of(cand, cell, metric, seeds) / m - 1)
-            low = high = None
-            if ensemble:
-                _, half = prediction(ref)
-                low, high = -100 * half / m, 100 * half / m
-            elif len(seeds) > 1:  # the candidate's per-seed difference: its own 95% interval
-                d = [100 * (float(value[(cand, cell, s)][metric] or 0) / float(value[(refs[0], cell, s)][metric]) - 1)
-                     for s in seeds if float(value[(refs[0], cell, s)][metric] or 0) != 0]
-                if len(d) > 1:
-                    dev = st.mean(d)
-                    half = t975(len(d) - 1) * st.stdev(d) / math.sqrt(len(d))
-                    low, high = dev - half, dev + half
-                    # noise: the interval reaches inside the tolerance
-                    tol = tolerance(metric, args)
-                    v = "ok" if abs(dev) <= tol else ("noise" if low <= tol and high >= -tol else "OUT")
-                    checks.append((metric, label, dev, tol, low, high, v))
-                    continue
-            checks.append((metric, label, dev, tolerance(metric, args), low, high,
-                           verdict(dev, tolerance(metric, args), low, high)))
-    # effects of each grid key's values against its first, on mean JCT (not of one trace against another)
-    keys = args["effect_keys"] if args["effect_keys"] is not None else [k for k in grid if not k.endswith(".path")]
-    for i, key in enumerate(grid):
-        if key not in keys:
-            continue
-        values = []
-        for cell in cells:
-            if cell[i] not in values:
-                values.append(cell[i])
-        for b in values[1:]:
-            for cell in cells:
-                if cell[i] != values[0]:
-                    continue
-                other = cell[:i] + (b,) + cell[i + 1:]
-                if other not in cells:
-                    continue
-                seeds = seeds_of([cell, other])
-                if not seeds:
-                    continue
-                eff = {c: mean_of(c, other, "mean_jct_s", seeds) - mean_of(c, cell, "mean_jct_s", seeds) for c in cases}
-                ref = [eff[c] for c in refs]
-                m = st.mean(ref)
-                scale = st.mean(mean_of(c, cell, "mean_jct_s", seeds) for c in refs)
-                if abs(m) <= 1e-6 * max(scale, 1):
-                    continue  # no effect to compare (e.g. a placement that never crosses the uplinks)
-                ratio = eff[cand] / m
-                low = high = None
-                if ensemble:
-                    _, half = prediction(ref)
-                    low, high = 1 - half / abs(m), 1 + half / abs(m)
-                elif len(seeds) > 1:
-                    per = [(float(value[(cand, other, s)]["mean_jct_s"]) - float(value[(cand, cell, s)]["mean_jct_s"]),
-                            float(value[(refs[0], other, s)]["mean_jct_s"]) - float(value[(refs[0], cell, s)]["mean_jct_s"]))
-                           for s in seeds]
-                    rng = random.Random(1)
-                    boot = []
-                    for _ in range(2000):
-                        pick = [per[rng.randrange(len(per))] for _ in per]
-                        den = sum(p[1] for p in pick)
-                        if den != 0:
-                            boot.append(sum(p[0] for p in pick) / den)
-                    boot.sort()
-                    if boot:
-                        low, high = boot[int(0.025 * len(boot))], boot[int(0.975 * len(boot)) - 1]
-                ctx = " ".join(f"{k}={show(v)}" for j, (k, v) in enumerate(zip(grid, cell)) if j != i)
-                label = f"{key}: {show(values[0])} -> {show(b)} ({ctx}; reference {m:+.0f} s)"
-                tol = args["effect_tol"] / 100
-                if ensemble or low is None:
-                    v = verdict(ratio - 1, tol, None if low is None else low - 1, None if high is None else high - 1)
-                else:  # bootstrap: noise where the interval reaches inside the tolerance
-                    v = "ok" if abs(ratio - 1) <= tol else ("noise" if low <= 1 + tol and high >= 1 - tol else "OUT")
-                checks.append(("effect", label, ratio, tol, low, high, v))
-    return refs, checks
+    runs = Runs(rows, grid, refs + [cand])
+    return refs, cell_checks(runs, grid, metrics, refs, cand, args) + effect_checks(runs, grid, refs, cand, args)
 
 
-def report(folder, args, out=sys.stdout):
-    rows, grid, metrics = load(folder)
-    refs, checks = analyse(rows, grid, metrics, args)
+def report(refs, checks, args, out=sys.stdout):
+    """prints the checks and a summary line; returns the count of each verdict"""
     kind = (f"ensemble of {len(refs)} reference cases ({', '.join(refs)}): 95% prediction interval of one more"
             if len(refs) > 1 else f"one reference case ({refs[0]}): 95% interval over seeds")
     print(f"fabric_accuracy: {args['candidate']} against {kind}", file=out)
@@ -271,6 +280,9 @@ def self_test():
     import io
 
     base = parse(["x"])[1]
+
+    def report_of(d, args, buf):
+        return report(*analyse(*load(d), args), args, buf)
     with tempfile.TemporaryDirectory() as d:
         # ensemble: four reference variants per placement, spread +-1% in JCT and +-10% in NIC use
         rows = []
@@ -281,7 +293,7 @@ def self_test():
         rows += [("fabric", "", "a", 1, 1010, 0.112), ("fabric", "", "b", 1, 1111, 0.32)]
         write_runs(d, rows)
         buf = io.StringIO()
-        counts = report(d, dict(base), buf)
+        counts = report_of(d, dict(base), buf)
         text = buf.getvalue()
         assert "ensemble of 4 reference cases" in text, text
         got = {(c[0], c[1]): c[6] for c in analyse(*load(d), dict(base))[1] if c[0] != "effect"}
@@ -297,7 +309,7 @@ def self_test():
         with open(os.path.join(d, "runs.csv"), "w") as f:
             f.write(text)
         buf = io.StringIO()
-        counts = report(d, dict(base), buf)
+        counts = report_of(d, dict(base), buf)
         assert counts["missing"] == 1 and "scheduler.placement=b: no seed" in buf.getvalue(), buf.getvalue()
         assert main([d, "--strict"], io.StringIO()) == 1
         # one reference over seeds: per-seed differences of +3% +-0.2% are OUT at 2%, ok at 4%
@@ -308,10 +320,10 @@ def self_test():
                 rows.append(("fabric", "", p, s, 1000 * scale * (1 + s / 10) * (1.03 + 0.001 * s), 0.1))
         write_runs(d, rows)
         buf = io.StringIO()
-        assert report(d, dict(base), buf)["OUT"] == 2, buf.getvalue()
+        assert report_of(d, dict(base), buf)["OUT"] == 2, buf.getvalue()
         assert "95% interval over seeds" in buf.getvalue()
         buf = io.StringIO()
-        assert report(d, dict(base, jct_tol=4.0), buf)["OUT"] == 0, buf.getvalue()
+        assert report_of(d, dict(base, jct_tol=4.0), buf)["OUT"] == 0, buf.getvalue()
         # bad input: exit 2 with a message, nothing else
         for argv in ([os.path.join(d, "nowhere")], [d, "--candidate", "nobody"], [d, "--jct-tol", "x"], [d, "--bogus"]):
             err = io.StringIO()
@@ -322,7 +334,7 @@ def self_test():
 def main(argv, out=sys.stdout, err=sys.stderr):
     try:
         folder, args = parse(argv)
-        counts = report(folder, args, out)
+        counts = report(*analyse(*load(folder), args), args, out)
     except BadInput as e:
         print(f"fabric_accuracy: {e}", file=err)
         return 2

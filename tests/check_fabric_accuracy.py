@@ -6,7 +6,6 @@ Usage: check_fabric_accuracy.py FLEETSIM PROJECT_ROOT
 Exit 77 (skipped, said on stdout) without ../shared/data's Philly traces; 1 if a check is OUT, if a mean
 JCT is more than 2% off the reference ensemble's mean, or if a check is missing.
 """
-import io
 import os
 import subprocess
 import sys
@@ -32,9 +31,7 @@ def main(fleetsim, root):
             return 1
         args = fabric_accuracy.parse([out])[1]
         refs, checks = fabric_accuracy.analyse(*fabric_accuracy.load(out), args)
-        text = io.StringIO()
-        fabric_accuracy.report(out, args, text)
-        print(text.getvalue())
+    fabric_accuracy.report(refs, checks, args)
     failed = []
     if len(refs) != 7:
         failed.append(f"7 reference cases expected, got {refs}")
