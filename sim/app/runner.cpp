@@ -7,7 +7,6 @@
 #include <iostream>
 #include <set>
 
-#include "sim/app/service_placement.hpp"
 #include "sim/app/staging.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/failures/failure_hook.hpp"
@@ -19,6 +18,7 @@
 #include "sim/network/network_hook.hpp"
 #include "sim/network/network_report.hpp"
 #include "sim/serving/service.hpp"
+#include "sim/serving/service_placement.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {

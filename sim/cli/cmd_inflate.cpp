@@ -1,33 +1,25 @@
 // fleetsim inflate SCENARIO --placements a,b,c [--seeds N] [--max-load X] [--out DIR]
 //                 [--set KEY=VALUE ...] [--jobs N] [--no-plot] [--quiet]
-// The FGD paper's workload inflation experiment (sim/app/inflation.hpp) for several placement
-// policies and seeds in one process: seeds are scenario seed + 0 .. N-1; each run draws pods with
-// std::mt19937_64(seed) and gives the placement policy a seed derived from it (splitmix64), so
-// the random policy's draws are independent of the pod draws. The scenario's
-// [scheduler.placement_options] go to every listed policy (each key must be read by one of them).
+// The FGD paper's workload inflation experiment (sim/experiments/inflation_experiment.hpp) for several
+// placement policies and seeds in one process.
 // Writes DIR/inflation.csv and DIR/inflation_summary.csv (DIR: --out, else output.dir), then runs
 // scripts/plot_inflation.py with /usr/bin/python3, if both are there, for DIR/inflation.png; a
 // failed plot is a warning. Runs are spread over --jobs threads (default: all cores); the results
 // do not depend on it.
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <memory>
-#include <thread>
 
-#include "sim/app/inflation.hpp"
-#include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/engine/simulation.hpp"
+#include "sim/cluster/cluster_state.hpp"
+#include "sim/cluster/placer.hpp"
+#include "sim/experiments/inflation_experiment.hpp"
 #include "workloads/base/input_error.hpp"
-#include "workloads/base/sampler.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
@@ -73,53 +65,13 @@ int run(const InflateArgs& a) {
   if (a.seeds < 1) throw InputError("", 0, "--seeds", "must be >= 1, got " + std::to_string(a.seeds));
   if (!(a.max_load > 0) || a.max_load > 100)
     throw InputError("", 0, "--max-load", "must be in (0, 100], got " + std::to_string(a.max_load));
-  Scenario sc = load_scenario(a.scenario, a.sets);
-  const Options& opts = sc.scheduler.placement_options;
-  for (const auto& name : names) placers().create(name, PlacerParams{sc.seed, &opts});  // reads the knobs
-  opts.check_all_used("placement policies " + join(names, ", "));
-
-  const std::vector<JobSpec> jobs = load_jobs(sc);
-  const std::string trace_file = sc.workload.path.empty() ? sc.file : sc.workload.path;
-  std::vector<Request> pool;
-  {
-    const ClusterState state(sc.cluster);
-    pool.reserve(jobs.size());
-    for (const auto& j : jobs) pool.push_back(make_request(j, state, trace_file));
-  }
-  if (pool.empty()) throw InputError(trace_file, 0, "workload", "the trace has no jobs");
-
-  struct Task {
-    std::string name;
-    std::uint64_t seed;
-  };
-  std::vector<Task> tasks;
-  for (const auto& name : names)
-    for (int i = 0; i < a.seeds; ++i) tasks.push_back({name, sc.seed + static_cast<std::uint64_t>(i)});
-  std::vector<InflationRun> runs(tasks.size());
-  std::vector<std::exception_ptr> errors(tasks.size());
-  InflationOptions io;
-  io.max_load = a.max_load;
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < tasks.size(); i = next++) {
-      try {
-        const Options local = opts;  // Options records reads: one copy per run, no sharing
-        auto placer = placers().create(tasks[i].name, PlacerParams{splitmix64(tasks[i].seed), &local});
-        runs[i] = run_inflation(sc.cluster, pool, *placer, tasks[i].seed, io);
-        runs[i].placement = tasks[i].name;
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>(tasks.size(), a.jobs > 0 ? a.jobs : hw);
-  std::vector<std::thread> pool_threads;
-  for (std::size_t t = 1; t < threads; ++t) pool_threads.emplace_back(worker);
-  worker();
-  for (auto& t : pool_threads) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  const Scenario sc = load_scenario(a.scenario, a.sets);
+  InflationExperiment e;
+  e.placements = names;
+  e.seeds = a.seeds;
+  e.options.max_load = a.max_load;
+  e.threads = a.jobs;
+  const std::vector<InflationRun> runs = run_inflation_experiment(sc, e);
 
   const fs::path dir = a.out.empty() ? fs::path(sc.output.dir) : fs::path(a.out);
   std::error_code ec;

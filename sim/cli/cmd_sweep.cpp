@@ -1,13 +1,13 @@
 // fleetsim sweep SWEEP.toml --out DIR [--jobs N] [--force] [--quiet] [--mpi | --slurm-array | --run-one N
 // | --collect]. Every combination x seed of the sweep file is one run in its own process: local
-// processes (sim/app/sweep.hpp), MPI ranks (sweep_mpi.hpp) or SLURM array tasks (sweep_slurm.hpp).
+// processes (sim/experiments/sweep.hpp), MPI ranks (sweep_mpi.hpp) or SLURM array tasks (sweep_slurm.hpp).
 #include <memory>
 
-#include "sim/app/sweep.hpp"
-#include "sim/app/sweep_mpi.hpp"
-#include "sim/app/sweep_slurm.hpp"
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/experiments/sweep.hpp"
+#include "sim/experiments/sweep_mpi.hpp"
+#include "sim/experiments/sweep_slurm.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim::cli {

@@ -11,7 +11,7 @@
 // An MPS replica (`shared`) is reserved (and re-reserved on failover) as a co-location occupant
 // (ClusterControl::reserve_shared): training jobs given a fraction of its GPU run slower beside it,
 // and the hook records, per replica, how many training jobs share its GPU over time (from
-// on_start/on_leave), which slows the replica in turn (sim/app/service_placement).
+// on_start/on_leave), which slows the replica in turn (sim/serving/service_placement).
 #include <string>
 #include <vector>
 
@@ -70,7 +70,7 @@ class ServiceReservations final : public ClusterHook, public NodeTenant {
   const std::vector<std::vector<Slot>>& slots() const { return slots_; }
   /// Per demand (replica), every placement it held, in time order: the first at attach(), then an
   /// empty one at each outage and the new GPUs when placed again (a replica that moved by failover
-  /// serves at each placement's speed in turn, sim/app/service_placement).
+  /// serves at each placement's speed in turn, sim/serving/service_placement).
   const std::vector<std::vector<PlacementChange>>& placements() const { return placements_; }
   /// GPUs held (whole GPUs, a slice counted by its share).
   double gpus_held() const { return held_; }

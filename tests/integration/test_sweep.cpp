@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "sim/app/sweep_stats.hpp"
+#include "sim/experiments/sweep_stats.hpp"
 #include "tests/test_util.hpp"
 #include "tests/text_checks.hpp"
 #include "tests/tiny_queue_case.hpp"

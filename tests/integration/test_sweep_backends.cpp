@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "sim/app/sweep_mpi.hpp"
+#include "sim/experiments/sweep_mpi.hpp"
 #include "tests/test_util.hpp"
 #include "tests/text_checks.hpp"
 #include "tests/tiny_queue_case.hpp"

@@ -7,9 +7,9 @@
 #include <set>
 #include <sstream>
 
-#include "sim/app/inflation.hpp"
 #include "sim/cluster/fragmentation.hpp"
 #include "sim/cluster/placer.hpp"
+#include "sim/experiments/inflation.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/text.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sim/app/scenario.hpp"
-#include "sim/app/sweep_spec.hpp"
+#include "sim/experiments/sweep_spec.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
 

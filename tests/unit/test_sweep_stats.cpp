@@ -1,10 +1,10 @@
-// Statistics of sweeps (sim/app/sweep_stats.hpp) and the sweep file's expansion (sweep_spec.hpp).
+// Statistics of sweeps (sim/experiments/sweep_stats.hpp) and the sweep file's expansion (sweep_spec.hpp).
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
-#include "sim/app/sweep_spec.hpp"
-#include "sim/app/sweep_stats.hpp"
+#include "sim/experiments/sweep_spec.hpp"
+#include "sim/experiments/sweep_stats.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
 

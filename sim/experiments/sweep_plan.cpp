@@ -1,4 +1,4 @@
-#include "sim/app/sweep_plan.hpp"
+#include "sim/experiments/sweep_plan.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "sim/app/scenario.hpp"
-#include "sim/app/sweep_results.hpp"
+#include "sim/experiments/sweep_results.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 

@@ -1,4 +1,4 @@
-#include "sim/app/sweep_stats.hpp"
+#include "sim/experiments/sweep_stats.hpp"
 
 #include <algorithm>
 #include <boost/math/distributions/students_t.hpp>

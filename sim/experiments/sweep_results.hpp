@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/app/sweep_spec.hpp"
+#include "sim/experiments/sweep_spec.hpp"
 
 namespace fleetsim {
 

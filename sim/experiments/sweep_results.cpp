@@ -1,4 +1,4 @@
-#include "sim/app/sweep_results.hpp"
+#include "sim/experiments/sweep_results.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "sim/app/sweep_stats.hpp"
+#include "sim/experiments/sweep_stats.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 

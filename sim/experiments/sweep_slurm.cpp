@@ -1,4 +1,4 @@
-#include "sim/app/sweep_slurm.hpp"
+#include "sim/experiments/sweep_slurm.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/app/sweep_plan.hpp"
+#include "sim/experiments/sweep_plan.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {

@@ -1,5 +1,5 @@
 #pragma once
-// What every sweep backend shares (sim/app/sweep.hpp local processes, sweep_mpi.hpp MPI ranks,
+// What every sweep backend shares (sim/experiments/sweep.hpp local processes, sweep_mpi.hpp MPI ranks,
 // sweep_slurm.hpp SLURM array tasks): the plan (the sweep file parsed and checked, its runs sorted by
 // id and resolved, the runs still to do), one run executed exactly as `fleetsim sweep` runs it (a
 // clean DIR/runs/<id>/ with scenario.toml, `fleetsim run ... --out DIR/runs/<id>` with its log in
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/app/process_pool.hpp"
-#include "sim/app/sweep_spec.hpp"
+#include "sim/experiments/process_pool.hpp"
+#include "sim/experiments/sweep_spec.hpp"
 
 namespace fleetsim {
 

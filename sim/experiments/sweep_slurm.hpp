@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "sim/app/sweep.hpp"
+#include "sim/experiments/sweep.hpp"
 
 namespace fleetsim {
 

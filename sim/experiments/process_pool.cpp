@@ -1,4 +1,4 @@
-#include "sim/app/process_pool.hpp"
+#include "sim/experiments/process_pool.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

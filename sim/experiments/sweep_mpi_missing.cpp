@@ -1,5 +1,5 @@
 // The MPI backend of a build without MPI (CMake compiles this file instead of sweep_mpi.cpp).
-#include "sim/app/sweep_mpi.hpp"
+#include "sim/experiments/sweep_mpi.hpp"
 
 namespace fleetsim {
 

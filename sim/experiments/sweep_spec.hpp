@@ -1,7 +1,7 @@
 #pragma once
 // A sweep file (TOML): a base scenario, a [grid] of scenario keys each with a list of values and/or
 // [[case]] explicit override sets, seeds, metrics. Every combination (case x grid point) x seed is
-// one run: `fleetsim run BASE --set key=value ...` in its own process (sim/app/sweep.hpp).
+// one run: `fleetsim run BASE --set key=value ...` in its own process (sim/experiments/sweep.hpp).
 //
 //   base = "../scenarios/quickstart.toml"         # relative to the sweep file
 //   seeds = 5                                     # 1..5, or a list: [1, 7, 42]

@@ -1,12 +1,12 @@
-#include "sim/app/sweep.hpp"
+#include "sim/experiments/sweep.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
-#include "sim/app/process_pool.hpp"
-#include "sim/app/sweep_plan.hpp"
+#include "sim/experiments/process_pool.hpp"
+#include "sim/experiments/sweep_plan.hpp"
 
 namespace fleetsim {
 

@@ -1,4 +1,4 @@
-#include "sim/app/sweep_mpi.hpp"
+#include "sim/experiments/sweep_mpi.hpp"
 
 #include <mpi.h>
 
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "sim/app/sweep_plan.hpp"
+#include "sim/experiments/sweep_plan.hpp"
 
 namespace fleetsim {
 namespace {

@@ -1,11 +1,11 @@
 #pragma once
-// fleetsim sweep: every combination x seed of a sweep file (sim/app/sweep_spec.hpp) is one run of
+// fleetsim sweep: every combination x seed of a sweep file (sim/experiments/sweep_spec.hpp) is one run of
 // `fleetsim run BASE --set ...` in its own process, at most `jobs` at a time, with outputs under
 // OUT/runs/<id>/ beside the resolved scenario (scenario.toml), the child's log (run.log) and run.json
 // (status, error text, scenario hash). A rerun skips the runs whose summary.json exists and whose
 // scenario.toml has the same content as the newly resolved scenario; `force` reruns all. A failed run
 // is recorded (run.json, runs.csv status/error) and never stops the others. Then the results
-// (sim/app/sweep_results.hpp): runs.csv, aggregate.csv, paired.csv and a table on stdout.
+// (sim/experiments/sweep_results.hpp): runs.csv, aggregate.csv, paired.csv and a table on stdout.
 #include <cstddef>
 #include <string>
 
@@ -24,7 +24,7 @@ struct SweepOptions {
 /// before anything runs.
 int run_sweep(const std::string& path, const SweepOptions& options);
 
-struct SweepPlan;  // sim/app/sweep_plan.hpp
+struct SweepPlan;  // sim/experiments/sweep_plan.hpp
 /// Runs the plan's pending runs as local processes, `options.jobs` at a time, printing progress unless
 /// quiet. Returns 0, or 130 when interrupted. (The MPI backend with one rank uses it too.)
 int run_pending_locally(const SweepPlan& plan, const SweepOptions& options);

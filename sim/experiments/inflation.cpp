@@ -1,4 +1,4 @@
-#include "sim/app/inflation.hpp"
+#include "sim/experiments/inflation.hpp"
 
 #include <algorithm>
 #include <chrono>

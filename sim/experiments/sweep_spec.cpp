@@ -1,4 +1,4 @@
-#include "sim/app/sweep_spec.hpp"
+#include "sim/experiments/sweep_spec.hpp"
 
 #include <toml++/toml.h>
 

@@ -2,14 +2,14 @@
 // fleetsim sweep --mpi, under `mpirun -n K fleetsim sweep SWEEP.toml --out DIR --mpi`: rank 0 plans the
 // sweep (the same checks before anything runs, the same resume) and deals the pending runs one at a
 // time to ranks 1..K-1 as they become free; a worker runs each exactly as the local backend does
-// (sim/app/sweep_plan.hpp execute_job: its own `fleetsim run` process, run.json) and replies its
+// (sim/experiments/sweep_plan.hpp execute_job: its own `fleetsim run` process, run.json) and replies its
 // status and error. A failed run is recorded and never stops the others. Rank 0 then writes runs.csv,
 // aggregate.csv and paired.csv as the local backend does (byte-identical). With K == 1 rank 0 runs
 // everything itself, --jobs at a time. Optional at build time: sweep_mpi.cpp is compiled only when
 // CMake finds MPI, sweep_mpi_missing.cpp otherwise (--mpi is then exit 2 saying how to get it).
 #include <string>
 
-#include "sim/app/sweep.hpp"
+#include "sim/experiments/sweep.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {

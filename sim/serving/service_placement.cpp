@@ -1,4 +1,4 @@
-#include "sim/app/service_placement.hpp"
+#include "sim/serving/service_placement.hpp"
 
 #include <algorithm>
 #include <cmath>
