@@ -1,28 +1,22 @@
 #include "sim/app/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <set>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "sim/app/feature.hpp"
 #include "sim/app/staging.hpp"
 #include "sim/engine/simulation.hpp"
-#include "sim/failures/failure_hook.hpp"
-#include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 #include "sim/metrics/summary.hpp"
-#include "sim/network/fabric_fidelity.hpp"
-#include "sim/network/network_hook.hpp"
-#include "sim/network/network_report.hpp"
-#include "sim/serving/service.hpp"
-#include "sim/serving/service_placement.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
-namespace fs = std::filesystem;
 
 std::vector<JobSpec> load_jobs(const Scenario& scenario) {
   if (scenario.workload.format.empty()) return {};  // services only
@@ -45,6 +39,32 @@ std::vector<JobSpec> first_jobs(JobStream& stream, std::size_t count) {
   stream.rewind();
   return jobs;
 }
+
+/// What features write after the run: staged files, and summary entries kept for the summary.
+class StagedOutputs final : public FeatureOutputs {
+ public:
+  explicit StagedOutputs(Staging& staging) : staging_(staging) {}
+  std::ofstream open(const std::string& name) override { return staging_.open(name); }
+  nlohmann::ordered_json& figures() override { return figures_; }
+  nlohmann::ordered_json& entry(const std::string& key) override { return entries_[key]; }
+  const nlohmann::ordered_json& figures_written() const { return figures_; }
+  const nlohmann::ordered_json& entries_written() const { return entries_; }
+
+ private:
+  Staging& staging_;
+  nlohmann::ordered_json figures_ = nlohmann::ordered_json::object();
+  nlohmann::ordered_json entries_ = nlohmann::ordered_json::object();
+};
+
+/// The run's own outputs, then every output a registered feature may write (stale copies of those
+/// not written this time are removed).
+std::vector<std::string> known_outputs() {
+  std::vector<std::string> names{"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json"};
+  for (const FeatureEntry* e : ordered_features())
+    for (const auto& name : e->outputs)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
+}
 }  // namespace
 
 RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
@@ -59,26 +79,15 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
       sc.key_file("scheduler.placement"), sc.key_line("scheduler.placement"), "scheduler.placement");
   sc.scheduler.options.check_all_used("scheduling policy '" + sc.scheduler.policy + "'");
   sc.scheduler.placement_options.check_all_used("placement policy '" + sc.scheduler.placement + "'");
-  parts.restart_overhead_s = sc.execution.restart_overhead_s;
-  parts.start_overhead_s = sc.execution.start_overhead_s;
-  parts.restart_s_per_gb = sc.execution.restart_s_per_gb;
-  parts.state_gb_per_gpu = sc.execution.state_gb_per_gpu;
-  parts.colocation_slowdown = sc.execution.colocation_slowdown;
+  parts.engine = EngineConfig::from(sc.execution.settings);
   if (sc.execution.job_model != "auto" && !job_models().contains(sc.execution.job_model))
     throw InputError(sc.key_file("execution.job_model"), sc.key_line("execution.job_model"),
                      "execution.job_model", job_models().unknown_message(sc.execution.job_model) + ", auto");
 
-  // Services: checked before anything runs, so bad input writes nothing.
-  std::vector<ServiceSpec> specs;
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < sc.services.size(); ++i) {
-    specs.push_back(
-        service_spec(sc.services[i].service, sc.services[i].requests, static_cast<int>(i), sc.seed, sc.file));
-    if (!names.insert(specs.back().name).second)
-      throw sc.services[i].service.error("name", "duplicate service name '" + specs.back().name + "'");
-  }
-  std::vector<PreparedService> prepared;
-  for (const auto& spec : specs) prepared.push_back(prepare_service(spec));
+  // Features (sim/app/feature.hpp) read their inputs now, so bad input fails before anything runs.
+  std::vector<std::unique_ptr<Feature>> features;
+  for (const FeatureEntry* e : ordered_features())
+    if (auto f = e->make(sc)) features.push_back(std::move(f));
   // Generated traces and sorted csv files stream (the run holds only the jobs in the system); other
   // files are read whole.
   if (!sc.workload.format.empty())
@@ -103,7 +112,9 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   parts.scheduler->check(*parts.job_model, model_name, sc.key_file("scheduler.policy"),
                          sc.key_line("scheduler.policy"));
   parts.cluster = sc.cluster;
-  EnergyObserver energy(sc.power, sc.cluster);
+  // A finished job's engine state is released (memory for the jobs in the system only), unless a
+  // cluster hook reads finished jobs after the run (ClusterHook::keeps_finished_jobs).
+  parts.keep_finished = false;
 
   Staging staging(sc.output.dir);
   // jobs.csv and timeseries.csv are written as the run goes (jobs.csv's rows through sorted runs in
@@ -115,39 +126,11 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   TimeSeries series(sc.output.timeseries ? &timeseries_file : nullptr);
   FairnessObserver fairness;
   Progress progress(stderr);
-  std::unique_ptr<NetworkFidelity> network;
-  if (const auto config = NetworkFidelityConfig::from(sc.execution.settings))
-    network = std::make_unique<NetworkFidelity>(sc.cluster, *config);
-  std::unique_ptr<FabricFidelity> fabric;
-  if (const auto config = NetworkFidelityConfig::from(sc.execution.settings, "fabric"))
-    fabric = std::make_unique<FabricFidelity>(sc.cluster, *config);
-  std::unique_ptr<FailureHook> failures;
-  if (auto config = FailureConfig::from(sc.failures, sc.seed, sc.cluster.nodes.size())) {
-    failures = std::make_unique<FailureHook>(std::move(*config));
-  }
-  std::vector<ReplicaDemand> demands;
-  for (const auto& spec : specs) {
-    auto d = replica_demands(spec);
-    demands.insert(demands.end(), d.begin(), d.end());
-  }
-  ServiceReservations reservations(std::move(demands));
-  // A finished job's engine state is released (memory for the jobs in the system only), except for
-  // the failure hook, whose per-job report reads every job's record after the run.
-  parts.keep_finished = failures != nullptr;
   Simulation sim(std::move(parts));
-  if (network) sim.attach(*network);
-  if (fabric) sim.attach(*fabric);
-  // Failures first: held spares are out of service before the replicas are placed.
-  if (failures) sim.attach(*failures);
-  if (failures && network) failures->add_tenant(*network);  // SimGrid hosts off while nodes are out
-  if (!specs.empty()) {
-    sim.attach(reservations);
-    if (failures) failures->add_tenant(reservations);
-  }
   sim.add_observer(table);
   sim.add_observer(series);
   sim.add_observer(fairness);
-  sim.add_observer(energy);
+  for (auto& f : features) f->attach(sim);
   if (!options.quiet && options.progress) sim.add_observer(progress);
   const SimulationResult res = sim.run();
 
@@ -167,109 +150,18 @@ RunOutcome run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   timeseries_file.close();
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  for (auto& f : features) f->complete();
+  StagedOutputs outputs(staging);
+  for (const auto& f : features) f->write(outputs, table);
   RunOutcome out;
-  out.summary = make_summary(info, table, series, &fairness, &energy);
-  if (network || fabric) {
-    const NetworkReport report = network ? network->report() : fabric->report();
-    {
-      auto f = staging.open("links.csv");
-      write_links_csv(f, report);
-    }
-    {
-      auto f = staging.open("link_tiers.csv");
-      write_link_tiers_csv(f, report);
-    }
-    out.summary["network"] = network_summary(report, table);
-    if (network && !network->node_switches().empty()) {
-      auto& sw = out.summary["network"]["nodes_switched_off"];
-      sw = nlohmann::ordered_json::array();
-      for (const auto& x : network->node_switches())
-        sw.push_back(
-            {{"node", x.node}, {"off_s", x.off_s}, {"on_s", x.on_s}, {"hosts_seen_off", x.seen_off}});
-    }
-    if (network && !network->leaf_switches().empty()) {
-      auto& sw = out.summary["network"]["leaves_switched_off"];
-      sw = nlohmann::ordered_json::array();
-      for (const auto& x : network->leaf_switches())
-        sw.push_back({{"leaf", x.leaf},
-                      {"off_s", x.off_s},
-                      {"on_s", x.on_s},
-                      {"uplinks", x.links},
-                      {"uplinks_seen_off", x.seen_off}});
-    }
-  }
-  nlohmann::ordered_json services;
-  if (!specs.empty()) {
-    // Services hold their replicas' GPUs in the cluster for the whole run (ServiceReservations, above);
-    // their requests are then simulated on those replicas.
-    auto f = staging.open("requests.csv");
-    auto series_file = staging.open("serving_timeseries.csv");
-    write_requests_header(f);
-    write_serving_series_header(series_file);
-    nlohmann::ordered_json block;
-    std::size_t first = 0;  // this service's first demand in the reservations
-    for (std::size_t i = 0; i < specs.size(); ++i) {
-      const auto& all = reservations.placements();
-      const auto n = static_cast<std::size_t>(specs[i].engine.replicas);
-      const auto last = std::min(all.size(), first + n);
-      // A replica moved by failover: every placement it held, in time order.
-      const PlacementHistory mine(all.begin() + static_cast<long>(first),
-                                  all.begin() + static_cast<long>(last));
-      const auto& occ = reservations.occupancy();
-      const std::vector<std::vector<OccupancyChange>> occupancy(
-          occ.begin() + static_cast<long>(std::min(occ.size(), first)),
-          occ.begin() + static_cast<long>(std::min(occ.size(), last)));
-      apply_placement(specs[i], sc.cluster, mine, all, occupancy, sc.execution.colocation_slowdown,
-                      prepared[i].engine);
-      // Failover: this service's replica outages from the cluster run (replica = demand - first).
-      std::vector<long> events;
-      for (const auto& o : reservations.outages()) {
-        const auto d = static_cast<std::size_t>(o.demand);
-        if (d < first || d >= first + n) continue;
-        prepared[i].engine.outages.push_back({static_cast<int>(d - first), o.down_s, o.up_s});
-        events.push_back(o.event);
-      }
-      ServiceRun run = run_service(specs[i], std::move(prepared[i]));
-      run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs[i], run, sc.power);
-      long rerouted = 0;
-      for (std::size_t k = 0; k < events.size() && k < run.result.rerouted.size(); ++k) {
-        if (failures) failures->add_rerouted(events[k], run.result.rerouted[k]);
-        rerouted += run.result.rerouted[k];
-      }
-      write_requests_rows(f, specs[i], run);
-      write_serving_series_rows(series_file, specs[i], run);
-      block[specs[i].name] = run.summary;
-      if (failures) {
-        block[specs[i].name]["replicas_hit"] = static_cast<long>(events.size());
-        block[specs[i].name]["requests_rerouted"] = rerouted;
-      }
-      first += n;
-    }
-    services = std::move(block);
-  }
-  if (failures) {
-    if (!failures->mapping_note().empty())
-      std::fprintf(stderr, "warning: %s\n", failures->mapping_note().c_str());
-    {
-      auto f = staging.open("failures.csv");
-      failures->write_csv(f);
-    }
-    {
-      auto f = staging.open("failure_jobs.csv");
-      failures->write_jobs_csv(f);
-    }
-    out.summary["failures"] = failures->summary();
-  }
-  if (!specs.empty()) {
-    out.summary["services"] = std::move(services);
-    out.summary["services_gpus_held"] = reservations.gpus_held();
-  }
+  out.summary = make_summary(info, table, series, &fairness, outputs.figures_written());
+  for (const auto& [key, value] : outputs.entries_written().items()) out.summary[key] = value;
   {
     auto f = staging.open("summary.json");
     f << out.summary.dump(2) << '\n';
   }
-  staging.commit({"jobs.csv", "skipped.csv", "timeseries.csv", "summary.json", "links.csv", "link_tiers.csv",
-                  "failures.csv", "failure_jobs.csv", "requests.csv", "serving_timeseries.csv"});
+  staging.commit(known_outputs());
   out.out_dir = sc.output.dir;
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// run_scenario: read the trace, build the policies and job model by name, simulate, and write
-// the outputs. Outputs are written into a hidden staging folder and moved into place only when
+// run_scenario: read the trace, build the policies, the job model and every feature the scenario
+// uses (sim/app/feature.hpp) by name, simulate, and write the outputs (the run's own and the
+// features'). Outputs are written into a hidden staging folder and moved into place only when
 // the run succeeded, so a failed run never leaves partial files presented as complete.
 #include <nlohmann/json.hpp>
 #include <string>

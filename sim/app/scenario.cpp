@@ -361,11 +361,6 @@ Scenario build(const toml::table& root, const Loader& l) {
   ExecutionConfig& e = s.execution;
   e.settings = l.section(root, "execution");
   e.job_model = e.settings.text("job_model", e.job_model);
-  e.restart_overhead_s = e.settings.number("restart_overhead_s", e.restart_overhead_s);
-  e.start_overhead_s = e.settings.number("start_overhead_s", e.start_overhead_s);
-  e.restart_s_per_gb = e.settings.number("restart_s_per_gb", e.restart_s_per_gb);
-  e.state_gb_per_gpu = e.settings.number("state_gb_per_gpu", e.state_gb_per_gpu);
-  e.colocation_slowdown = e.settings.number("colocation_slowdown", e.colocation_slowdown);
   s.power = power_config(l.section(root, "power"));
   s.failures = l.section(root, "failures");
   const toml::table& ot = root["output"].as_table() ? *root["output"].as_table() : empty;

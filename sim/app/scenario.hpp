@@ -28,12 +28,8 @@ struct ExecutionConfig {
   /// Job model registry name, or "auto" (models/job/job_model.hpp: the first registered model whose
   /// auto rule accepts the scenario).
   std::string job_model = "auto";
-  double restart_overhead_s = 30;  ///< fixed checkpoint-restore cost of a preempted job's restart, s
-  double start_overhead_s = 0;     ///< cost of a job's first start before it makes progress, s
-  double restart_s_per_gb = 0;     ///< plus this many seconds per GB of model state
-  double state_gb_per_gpu = 0;     ///< model state per GPU of the job, GB (for restart_s_per_gb)
-  double colocation_slowdown = 1;  ///< speed factor of a job per other job on its GPU (no pair rate)
-  Options settings;                ///< every [execution] key, for the job model and the execution hooks
+  /// Every [execution] key, for the engine (EngineConfig::from), the job model and the execution hooks.
+  Options settings;
 };
 
 struct OutputConfig {

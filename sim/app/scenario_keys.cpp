@@ -1,6 +1,6 @@
-// Keys owned by the app: the sections, the seed, the cluster, the scheduler, the engine's restart and
-// co-location costs, and the output. Trace readers, job models, the network hook and the energy model
-// declare theirs next to their code (workloads/base/keys.hpp).
+// Keys owned by the app: the sections, the seed, the cluster, the scheduler and the output. The engine
+// (sim/engine/engine_config.cpp), trace readers, job models, the network hook, the energy model,
+// failures and services declare theirs next to their code (workloads/base/keys.hpp).
 #include "workloads/base/keys.hpp"
 
 namespace fleetsim {
@@ -60,23 +60,6 @@ const KeyRegistrar kScheduler{{
     {"scheduler", "options", K::kFreeTable, "", "",
      "the scheduling policy's knobs (fleetsim policies lists them); a knob it does not read is an error"},
     {"scheduler", "placement_options", K::kFreeTable, "", "", "the placement policy's knobs"},
-}};
-
-const KeyRegistrar kEngine{{
-    {"execution", "restart_overhead_s", K::kFloat, "s", "30",
-     "fixed checkpoint-restore cost of a preempted job's restart", "", at_least(0)},
-    {"execution", "start_overhead_s", K::kFloat, "s", "0",
-     "cost of a job's first start (launch, data loading) before it makes progress; Pollux's simulator "
-     "charges 30 s on every allocation",
-     "", at_least(0)},
-    {"execution", "restart_s_per_gb", K::kFloat, "s/GB", "0", "plus this many seconds per GB of model state",
-     "", at_least(0)},
-    {"execution", "state_gb_per_gpu", K::kFloat, "GB", "0", "model state per GPU of the job", "",
-     at_least(0)},
-    {"execution", "colocation_slowdown", K::kFloat, "", "1",
-     "speed factor (0, 1] of a job per other job sharing its GPU where the job model has no measured "
-     "pair rate (1 = no interference)",
-     "", in_unit_interval()},
 }};
 
 const KeyRegistrar kOutput{{

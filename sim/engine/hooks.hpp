@@ -1,11 +1,15 @@
 #pragma once
 // Execution hooks: optional features that change how running jobs progress attach to the engine
-// here, the way SimGrid's plugins attach to engine signals. The engine calls the hook at a job's
-// start, at the end of each of its phases, and when it leaves its GPUs; the hook steers the job
-// through JobClock. Network fidelity (sim/network/) is one; the engine does not know which is
-// attached. Observers (observer.hpp) only watch; hooks may change timing.
+// here, the way SimGrid's plugins attach to engine signals. The engine calls every attached hook, in
+// attach order, at a job's start, at the end of each of its phases, and when it leaves its GPUs; a
+// hook steers the job through JobClock. Network and fabric fidelity (sim/network/) are such hooks;
+// the engine does not know which are attached. Observers (observer.hpp) only watch; hooks may change
+// timing. Cluster hooks change the cluster under the jobs (failures); node tenants hold GPUs outside
+// jobs (a service's replicas) and hear of nodes leaving service.
+#include <simgrid/forward.h>
+
+#include <cstddef>
 #include <limits>
-#include <optional>
 #include <vector>
 
 #include "models/job/job_model.hpp"
@@ -44,17 +48,19 @@ class ExecutionHook {
   virtual void attach(JobClock& /*clock*/, const Platform& /*platform*/, std::size_t /*jobs*/) {}
   /// A job started (or restarted) on its allocation; its run time is known, target = 1.
   virtual void on_start(JobId /*id*/, const PlacementSummary& /*where*/) {}
-  /// A job reached its phase target. true: the hook continues it; false: the job is done.
+  /// A job reached its phase target. true: the hook continues it (no later hook is asked); false: the
+  /// job is done unless a later hook continues it.
   virtual bool on_phase_end(JobId /*id*/) { return false; }
   /// A job leaves its GPUs (finish or preemption); its progress is up to date.
   virtual void on_leave(JobId /*id*/) {}
   /// Work a held job has made since it was held (an estimate, for policies' progress views).
   virtual double held_progress(JobId /*id*/) const { return 0; }
-  /// The hook has activities in flight: the engine waits on them instead of sleeping.
-  virtual bool busy() const { return false; }
-  /// Waits until one of its activities ends or `until` (inf: no limit); returns the job whose
-  /// activity ended. The engine then brings its clock up and calls resume().
-  virtual std::optional<JobId> wait(double /*until*/) { return std::nullopt; }
+  /// SimGrid activities the hook has in flight (nullptr or empty: none). The engine waits on those of
+  /// every attached hook at once, until the first of them ends or its own next event.
+  virtual const std::vector<simgrid::s4u::ExecPtr>* activities() const { return nullptr; }
+  /// (*activities())[k] ended: the hook forgets it and returns the job it belonged to. The engine
+  /// then brings its clock up and calls resume() with that job.
+  virtual JobId activity_done(std::size_t /*k*/) { return -1; }
   virtual void resume(JobId /*id*/) {}
   /// The simulation ended at `time_s`.
   virtual void on_end(double /*time_s*/) {}
@@ -62,8 +68,15 @@ class ExecutionHook {
 
 /// What a cluster hook may do (implemented by the engine): everything a JobClock offers, plus
 /// taking nodes out of service and interrupting running jobs.
+class NodeTenant;
+
 class ClusterControl : public JobClock {
  public:
+  /// Holders of GPUs outside jobs (Simulation::add_tenant), in the order they were added: a cluster
+  /// hook that takes nodes out of service tells each of them.
+  virtual const std::vector<NodeTenant*>& tenants() const = 0;
+  /// Some attached cluster hook may take nodes out of service (ClusterHook::takes_nodes).
+  virtual bool nodes_can_leave() const = 0;
   virtual const ClusterState& cluster() const = 0;
   /// Jobs running now (any order).
   virtual const std::vector<JobId>& running() const = 0;
@@ -111,6 +124,9 @@ class NodeTenant {
   /// A correlated domain failed: leaf switch `leaf` itself is down (after node_lost for every node
   /// under it); it is repaired when the first of them comes back (node_back).
   virtual void domain_lost(int /*leaf*/) {}
+  /// Requests the tenant sent elsewhere because of the taker's event `event` (node_lost's), once the
+  /// tenant's own work is done (after the run).
+  virtual long requests_rerouted(long /*event*/) const { return 0; }
 };
 
 /// A cluster hook changes the cluster under the jobs at times of its own: failures and repairs,
@@ -123,6 +139,11 @@ class ClusterHook {
   virtual ~ClusterHook() = default;
   /// Once, after the platform is built and before the first event.
   virtual void attach(ClusterControl& /*control*/, std::size_t /*jobs*/) {}
+  /// The hook may take nodes out of service (and tells ClusterControl::tenants()).
+  virtual bool takes_nodes() const { return false; }
+  /// The hook reads finished jobs' records, execution state and allocation after they finish (the
+  /// engine then keeps them until the end instead of releasing them).
+  virtual bool keeps_finished_jobs() const { return false; }
   /// Time of the hook's next event (inf: none).
   virtual double next_event_s() const { return std::numeric_limits<double>::infinity(); }
   /// The clock reached next_event_s(): handle every event of this instant.

@@ -1,7 +1,9 @@
 #include "sim/engine/simulation.hpp"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
 
 #include <algorithm>
@@ -22,18 +24,23 @@
 namespace fleetsim {
 
 SimulationResult Simulation::Impl::run() {
-  engine_ = start_simgrid({.ptasks = hook_ != nullptr && hook_->needs_ptasks()});
-  // Only a fidelity hook (network, fabric) routes traffic over the cluster's hosts and links.
-  platform_ = hook_ != nullptr ? build_platform(parts_.cluster) : build_control_platform(parts_.cluster);
+  const bool ptasks =
+      std::any_of(hooks_.begin(), hooks_.end(), [](const auto* h) { return h->needs_ptasks(); });
+  engine_ = start_simgrid({.ptasks = ptasks});
+  // Only execution hooks (network, fabric fidelity) route traffic over the cluster's hosts and links.
+  platform_ = hooks_.empty() ? build_control_platform(parts_.cluster) : build_platform(parts_.cluster);
   simgrid::s4u::Host* controller_host = platform_.control;
   if (controller_host == nullptr) throw InputError("", 0, "cluster", "the cluster has no hosts");
-  if (hook_ != nullptr) hook_->attach(*this, platform_, jobs_.size());
-  for (auto* ch : cluster_hooks_) ch->attach(*this, jobs_.size());
+  for (auto* h : hooks_) h->attach(*this, platform_, jobs_.size());
+  for (auto* ch : cluster_hooks_) {
+    ch->attach(*this, jobs_.size());
+    if (ch->keeps_finished_jobs()) parts_.keep_finished = true;
+  }
   prepare();
   simgrid::s4u::Actor::create("controller", controller_host, [this] { control_loop(); });
   engine_->run();
   for (auto* o : observers_) o->on_end(now_);
-  if (hook_ != nullptr) hook_->on_end(now_);
+  for (auto* h : hooks_) h->on_end(now_);
   for (auto* ch : cluster_hooks_) ch->on_end(now_);
   result_.end_time_s = now_;
   return result_;
@@ -85,11 +92,12 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
     rec.preempted_s += now_ - run.preempted_at;
     run.overhead_left = run.pending_overhead >= 0
                             ? run.pending_overhead
-                            : parts_.restart_overhead_s +
-                                  parts_.restart_s_per_gb * parts_.state_gb_per_gpu * std::max(1, r.gpus);
+                            : parts_.engine.restart_overhead_s + parts_.engine.restart_s_per_gb *
+                                                                     parts_.engine.state_gb_per_gpu *
+                                                                     std::max(1, r.gpus);
     run.pending_overhead = -1;
   } else {
-    run.overhead_left = parts_.start_overhead_s;
+    run.overhead_left = parts_.engine.start_overhead_s;
   }
   rec.wasted_gpu_s += run.overhead_left * rec.gpus;
   l.alloc = std::move(alloc);
@@ -101,7 +109,7 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
   run.held = false;
   run.target = 1;
   for (auto* ch : cluster_hooks_) ch->on_start(id, where);
-  if (hook_ != nullptr) hook_->on_start(id, where);
+  for (auto* h : hooks_) h->on_start(id, where);
   reschedule(id);
   refresh_colocation(neighbours);
   for (auto* o : observers_) o->on_job_started(rec);
@@ -109,7 +117,7 @@ bool Simulation::Impl::start_allocated(JobId id, const Request& r, Allocation al
 }
 
 void Simulation::Impl::leave(JobId id) {
-  if (hook_ != nullptr) hook_->on_leave(id);
+  for (auto* h : hooks_) h->on_leave(id);
   for (auto* ch : cluster_hooks_) ch->on_leave(id);
   Live& l = live(id);
   l.run.held = false;
@@ -140,15 +148,54 @@ void Simulation::Impl::prepare() {
   jobs_.show_workload(*parts_.placer);
 }
 
+bool Simulation::Impl::hooks_busy() const {
+  return std::any_of(hooks_.begin(), hooks_.end(), [](const ExecutionHook* h) {
+    const auto* a = h->activities();
+    return a != nullptr && !a->empty();
+  });
+}
+
+bool Simulation::Impl::nodes_can_leave() const {
+  return std::any_of(cluster_hooks_.begin(), cluster_hooks_.end(),
+                     [](const ClusterHook* h) { return h->takes_nodes(); });
+}
+
 void Simulation::Impl::wait_until(double t) {
-  if (hook_ != nullptr && hook_->busy()) {
-    const auto done = hook_->wait(t);
-    now_ = std::max(now_, simgrid::s4u::Engine::get_clock());
-    if (done) hook_->resume(*done);
+  if (!hooks_busy()) {
+    if (t > now_) simgrid::s4u::this_actor::sleep_until(t);
+    now_ = std::max(now_, t);
     return;
   }
-  if (t > now_) simgrid::s4u::this_actor::sleep_until(t);
-  now_ = std::max(now_, t);
+  // One set of every hook's activities (the busy hook's own vector when only one is busy); `owner`
+  // maps a position in it back to its hook and that hook's index.
+  std::vector<simgrid::s4u::ExecPtr> all;
+  std::vector<std::pair<ExecutionHook*, std::size_t>> owner;
+  const std::vector<simgrid::s4u::ExecPtr>* set = nullptr;
+  for (auto* h : hooks_) {
+    const auto* a = h->activities();
+    if (a == nullptr || a->empty()) continue;
+    if (set == nullptr && owner.empty()) {
+      set = a;
+      for (std::size_t k = 0; k < a->size(); ++k) owner.emplace_back(h, k);
+      continue;
+    }
+    if (set != &all) all = *set;
+    set = &all;
+    all.insert(all.end(), a->begin(), a->end());
+    for (std::size_t k = 0; k < a->size(); ++k) owner.emplace_back(h, k);
+  }
+  const double clock = simgrid::s4u::Engine::get_clock();
+  const double timeout = std::isfinite(t) ? std::max(0.0, t - clock) : -1.0;
+  ssize_t k = -1;
+  try {
+    k = simgrid::s4u::Exec::wait_any_for(*set, timeout);
+  } catch (const simgrid::TimeoutException&) {  // some 3.32 code paths throw instead of returning -1
+    k = -1;
+  }
+  now_ = std::max(now_, simgrid::s4u::Engine::get_clock());
+  if (k < 0) return;
+  auto [hook, index] = owner[static_cast<std::size_t>(k)];
+  hook->resume(hook->activity_done(index));
 }
 
 void Simulation::Impl::control_loop() {
@@ -163,7 +210,7 @@ void Simulation::Impl::control_loop() {
     if (next_arrival_ < n) t = jobs_.spec(next_arrival_).submit_s;
     if (!events_.empty()) t = std::min(t, events_.top().time);
     if (!cluster_hooks_.empty() && work_left()) t = std::min(t, next_hook_event());
-    if (t == kInf && (hook_ == nullptr || !hook_->busy())) break;
+    if (t == kInf && !hooks_busy()) break;
     wait_until(t);
     while (!events_.empty() && events_.top().time <= now_) {
       const Event e = events_.top();
@@ -265,7 +312,8 @@ void Simulation::Impl::interrupt(JobId id, double done, double overhead_s) {
 double Simulation::Impl::work_done(JobId id) const {
   const Execution& run = live(id).run;
   double done = run.done;
-  if (run.running_index >= 0 && run.held && hook_ != nullptr) done += hook_->held_progress(id);
+  if (run.running_index >= 0 && run.held)
+    for (const auto* h : hooks_) done += h->held_progress(id);
   return std::min(1.0, done);
 }
 
@@ -279,6 +327,9 @@ void Simulation::attach(ExecutionHook& hook) {
 }
 void Simulation::attach(ClusterHook& hook) {
   impl_->attach(hook);
+}
+void Simulation::add_tenant(NodeTenant& tenant) {
+  impl_->add_tenant(tenant);
 }
 SimulationResult Simulation::run() {
   return impl_->run();

@@ -5,15 +5,16 @@
 // (arrival, a job's phase end, a policy wake-up) and handles every event of that instant: phase
 // ends first (freeing resources), then arrivals, then one scheduling decision. Policies act through
 // the Launcher (policy.hpp); job run times come from the job model at start time, given the
-// placement. Observers watch (observer.hpp); at most one execution hook (hooks.hpp) may change how
-// running jobs progress. SimGrid's engine is one per process: construct at most one Simulation per
-// process.
+// placement. Observers watch (observer.hpp); execution hooks (hooks.hpp) may change how running jobs
+// progress, cluster hooks change the cluster under them, node tenants hold GPUs outside jobs. SimGrid's
+// engine is one per process: construct at most one Simulation per process.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "models/job/job_model.hpp"
 #include "sim/cluster/placer.hpp"
+#include "sim/engine/engine_config.hpp"
 #include "sim/engine/hooks.hpp"
 #include "sim/engine/observer.hpp"
 #include "sim/engine/policy.hpp"
@@ -33,14 +34,11 @@ struct SimulationParts {
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Placer> placer;
   std::unique_ptr<JobModel> job_model;
-  double restart_overhead_s = 30;  ///< checkpoint-restore cost on restart, s
-  double start_overhead_s = 0;     ///< cost of the first start before progress, s
-  double restart_s_per_gb = 0;     ///< plus s per GB of model state
-  double state_gb_per_gpu = 0;     ///< model state per GPU, GB
-  double colocation_slowdown = 1;  ///< speed factor per co-located job where the model has no pair rate
-  /// Keep every finished job's record, execution state and allocation until the end (for hooks
-  /// that read them after the run, e.g. failures' per-job report). Off: a finished job's state is
-  /// released and only the jobs in the system take memory; asking for a finished job is an error.
+  EngineConfig engine;  ///< start and restart costs, co-location slowdown
+  /// Keep every finished job's record, execution state and allocation until the end (also on when an
+  /// attached cluster hook keeps_finished_jobs(): failures' per-job report). Off: a finished job's
+  /// state is released and only the jobs in the system take memory; asking for a finished job is an
+  /// error.
   bool keep_finished = true;
 };
 
@@ -60,10 +58,12 @@ class Simulation {
   Simulation& operator=(const Simulation&) = delete;
 
   void add_observer(SimObserver& observer);
-  /// Attach the execution hook (at most one; it must outlive run()).
+  /// Attach an execution hook (any number, called in attach order; each must outlive run()).
   void attach(ExecutionHook& hook);
   /// Attach a cluster hook (any number, called in attach order; each must outlive run()).
   void attach(ClusterHook& hook);
+  /// Add a holder of GPUs outside jobs that must hear of nodes leaving service (must outlive run()).
+  void add_tenant(NodeTenant& tenant);
   /// Build the SimGrid platform, run to completion, notify observers.
   SimulationResult run();
 

@@ -36,8 +36,9 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   }
 
   void add_observer(SimObserver& o) { observers_.push_back(&o); }
-  void attach(ExecutionHook& h) { hook_ = &h; }
+  void attach(ExecutionHook& h) { hooks_.push_back(&h); }
   void attach(ClusterHook& h) { cluster_hooks_.push_back(&h); }
+  void add_tenant(NodeTenant& t) { tenants_.push_back(&t); }
 
   SimulationResult run();
 
@@ -81,6 +82,8 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   }
 
   // --- ClusterControl (for cluster hooks: failures)
+  const std::vector<NodeTenant*>& tenants() const override { return tenants_; }
+  bool nodes_can_leave() const override;
   std::vector<JobId> jobs_on_node(int n) const override;
 
   void node_down(int n) override { state_.set_down(n); }
@@ -179,8 +182,12 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
 
   void prepare();
 
-  /// Waits for the next event time `t` (or an activity of the hook) and brings the clock up.
+  /// Waits for the next event time `t` (or the end of an execution hook's activity) and brings the
+  /// clock up.
   void wait_until(double t);
+
+  /// Some execution hook has an activity in flight.
+  bool hooks_busy() const;
 
   /// Earliest event of the cluster hooks (inf: none).
   double next_hook_event() const;
@@ -197,8 +204,9 @@ class Simulation::Impl final : public Launcher, public ClusterControl {
   TraceJobs jobs_;  ///< the trace (parts_.jobs or parts_.stream, moved here)
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   Platform platform_;
-  ExecutionHook* hook_ = nullptr;
+  std::vector<ExecutionHook*> hooks_;
   std::vector<ClusterHook*> cluster_hooks_;
+  std::vector<NodeTenant*> tenants_;
   std::vector<SimObserver*> observers_;
   SlotPool<Live> pool_;                ///< stable addresses: records are handed out by reference
   std::vector<std::int32_t> slot_of_;  ///< per job of the trace: its slot, -1 before arrival / after release

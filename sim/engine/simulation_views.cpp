@@ -21,7 +21,8 @@ JobProgress Simulation::Impl::progress(JobId id) const {
     const double dt = now_ - run.since;
     const double work_dt = run.held ? 0.0 : std::max(0.0, dt - run.overhead_left);
     done = std::min(1.0, done + work_dt * run.speed() / run.runtime);
-    if (run.held && hook_ != nullptr) done += hook_->held_progress(id);
+    if (run.held)
+      for (const auto* h : hooks_) done += h->held_progress(id);
     attained += dt * rec.gpus;
     executed += dt;
     p.gpus = rec.gpus;
@@ -133,10 +134,10 @@ PlacementSummary Simulation::Impl::summarize(const Request& r, const Allocation&
 }
 
 double Simulation::Impl::pair_speed(JobId a, JobId b) const {
-  if (b < 0) return parts_.colocation_slowdown;
+  if (b < 0) return parts_.engine.colocation_slowdown;
   const auto v =
       parts_.job_model->colocated_speed(jobs_.spec(at(a)), jobs_.spec(at(b)), live(a).record.gpu_type);
-  return v ? *v : parts_.colocation_slowdown;
+  return v ? *v : parts_.engine.colocation_slowdown;
 }
 
 void Simulation::Impl::node_up(int n) {
@@ -242,7 +243,8 @@ void Simulation::Impl::reschedule(JobId id) {
 }
 
 void Simulation::Impl::phase_end(JobId id) {
-  if (hook_ != nullptr && hook_->on_phase_end(id)) return;
+  for (auto* h : hooks_)
+    if (h->on_phase_end(id)) return;
   finish(id);
 }
 

@@ -23,6 +23,7 @@ FailureHook::~FailureHook() = default;
 
 void FailureHook::attach(ClusterControl& control, std::size_t jobs) {
   control_ = &control;
+  tenants_ = control.tenants();
   jobs_.assign(jobs, JobState{});
   const int nodes = control.cluster().node_count();
   down_.assign(static_cast<std::size_t>(nodes), 0);
@@ -125,10 +126,10 @@ void FailureHook::tell_back() {
   for (NodeTenant* t : tenants_) t->capacity_back();
 }
 
-void FailureHook::add_rerouted(long event, long requests) {
-  if (event < 0 || event >= static_cast<long>(rows_.size())) return;
-  rows_[static_cast<std::size_t>(event)].rerouted += requests;
-  rerouted_ += requests;
+long FailureHook::rerouted(std::size_t k) const {
+  long n = 0;
+  for (const NodeTenant* t : tenants_) n += t->requests_rerouted(static_cast<long>(k));
+  return n;
 }
 
 void FailureHook::close_window(int node) {

@@ -19,10 +19,11 @@
 // takes the next maintenance_nodes healthy nodes in service (rolling in node order) out for
 // maintenance_duration_s; their jobs checkpoint first (no lost work) and pay restart_s + restore.
 //
-// Tenants (NodeTenant, hooks.hpp: a service's replicas) hear of every node a failure or window takes
-// out of service, before it goes down, and of capacity coming back (after a failure's spares joined,
-// a repair, a window's end); failures.csv counts the replicas hit and, once the services ran, the
-// requests they re-routed (add_rerouted).
+// Tenants (NodeTenant, hooks.hpp: a service's replicas, the network fidelity's hosts), as added to
+// the engine, hear of every node a failure or window takes out of service, before it goes down, and
+// of capacity coming back (after a failure's spares joined, a repair, a window's end); failures.csv
+// counts the replicas hit and, once the services ran, the requests they re-routed
+// (NodeTenant::requests_rerouted).
 #include <limits>
 #include <map>
 #include <memory>
@@ -51,10 +52,8 @@ class FailureHook final : public ClusterHook {
   void on_start(JobId id, const PlacementSummary& where) override;
   void on_leave(JobId id) override;
   void on_end(double time_s) override;
-  /// Tells `tenant` of nodes leaving service and capacity coming back (before the run).
-  void add_tenant(NodeTenant& tenant) { tenants_.push_back(&tenant); }
-  /// Requests re-routed because of event `event` (an index given to NodeTenant::node_lost).
-  void add_rerouted(long event, long requests);
+  bool takes_nodes() const override { return true; }
+  bool keeps_finished_jobs() const override { return true; }
 
   /// The checkpoint interval (compute s between checkpoints; 0 = none) and write time of a job on
   /// `nodes` nodes and `gpus` GPUs.
@@ -92,7 +91,6 @@ class FailureHook final : public ClusterHook {
     double gpu_h_lost;
     double until_s;
     int replicas_hit = 0;
-    long rerouted = 0;
   };
   struct Repair {
     double time_s;
@@ -135,8 +133,10 @@ class FailureHook final : public ClusterHook {
   std::vector<int> down_;  ///< per node: failures not yet repaired
   std::priority_queue<Repair, std::vector<Repair>, std::greater<>> repairs_;
   std::vector<Row> rows_;
-  std::vector<NodeTenant*> tenants_;
-  long replicas_hit_ = 0, rerouted_ = 0;
+  std::vector<NodeTenant*> tenants_;  ///< the engine's, at attach()
+  long replicas_hit_ = 0;
+  /// Requests the tenants re-routed because of event (row) k (known once their work is done).
+  long rerouted(std::size_t k) const;
   std::map<std::string, long> by_component_;
   std::map<int, long> interruptions_by_gpus_;
   long seq_ = 0;

@@ -23,10 +23,12 @@ double ettr_of(const JobRecord& rec) {
 void FailureHook::write_csv(std::ostream& out) const {
   out << "time_s,event,node,nodes,component,jobs_hit,gpu_hours_lost,repaired_s,replicas_hit,requests_"
          "rerouted\n";
-  for (const auto& r : rows_)
+  for (std::size_t k = 0; k < rows_.size(); ++k) {
+    const Row& r = rows_[k];
     out << fmt(r.time_s, 3) << ',' << r.event << ',' << r.node << ',' << r.nodes << ',' << r.component << ','
         << r.jobs_hit << ',' << fmt(r.gpu_h_lost, 4) << ',' << fmt(r.until_s, 3) << ',' << r.replicas_hit
-        << ',' << r.rerouted << '\n';
+        << ',' << rerouted(k) << '\n';
+  }
 }
 
 void FailureHook::write_jobs_csv(std::ostream& out) const {
@@ -104,7 +106,11 @@ nlohmann::ordered_json FailureHook::summary() const {
                      {"detection_s", config_.detection_s},
                      {"restart_s", config_.restart_s},
                      {"restore_s", config_.restore_s}};
-  if (!tenants_.empty()) s["services"] = {{"replicas_hit", replicas_hit_}, {"requests_rerouted", rerouted_}};
+  if (!tenants_.empty()) {
+    long total = 0;
+    for (std::size_t k = 0; k < rows_.size(); ++k) total += rerouted(k);
+    s["services"] = {{"replicas_hit", replicas_hit_}, {"requests_rerouted", total}};
+  }
   s["node_rate_per_1000_node_days"] = process_->node_rate_per_s() * 1000.0 * 86400.0;
   return s;
 }

@@ -130,4 +130,23 @@ EnergyTotals EnergyObserver::totals() const {
   return e;
 }
 
+nlohmann::ordered_json energy_figures(const EnergyObserver& energy, long completed_jobs) {
+  const EnergyTotals e = energy.totals();
+  nlohmann::ordered_json s;
+  s["energy_kwh"] = e.energy_kwh;
+  s["facility_kwh"] = e.facility_kwh;
+  s["gpu_kwh"] = e.gpu_kwh;
+  s["idle_gpu_kwh"] = e.idle_gpu_kwh;
+  s["node_kwh"] = e.node_kwh;
+  s["link_kwh"] = e.link_kwh;
+  s["energy_per_completed_job_kwh"] =
+      completed_jobs > 0 ? e.energy_kwh / static_cast<double>(completed_jobs) : 0.0;
+  s["cost"] = e.cost;
+  s["mean_power_w"] = e.mean_power_w;
+  s["energy_window_s"] = e.window_s;
+  s["pue"] = energy.config().pue;
+  s["price_per_kwh"] = energy.config().price_per_kwh;
+  return s;
+}
+
 }  // namespace fleetsim

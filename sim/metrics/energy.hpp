@@ -24,6 +24,8 @@
 // fractional GPUs; and the plugins log per resource at every engine return. The observer gives the
 // same piecewise-constant integral exactly from the job events, for any fidelity.
 #include <map>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -93,5 +95,10 @@ class EnergyObserver final : public SimObserver {
   double last_s_ = 0;
   double gpu_j_ = 0, idle_gpu_j_ = 0;
 };
+
+/// The run's energy figures for summary.json: energy_kwh (IT), facility_kwh (x PUE), gpu_kwh,
+/// idle_gpu_kwh, node_kwh, link_kwh, energy_per_completed_job_kwh (IT; 0 with no job completed), cost
+/// (facility kWh x price), mean_power_w, energy_window_s, pue, price_per_kwh.
+nlohmann::ordered_json energy_figures(const EnergyObserver& energy, long completed_jobs);
 
 }  // namespace fleetsim

@@ -15,7 +15,7 @@ double num(const nlohmann::ordered_json& s, const char* key) {
 }  // namespace
 
 nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
-                                    const FairnessObserver* fairness, const EnergyObserver* energy) {
+                                    const FairnessObserver* fairness, const nlohmann::ordered_json& figures) {
   // Exact percentiles: every finished job's JCT and wait (JobStats, sorted at the end of the run).
   const JobStats& st = jobs.stats();
   const auto completed = static_cast<double>(st.jct.size());
@@ -50,21 +50,7 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
     s["rho_max"] = fairness->max();
     s["rho_share_above_1"] = fairness->share_above_1();
   }
-  if (energy != nullptr) {
-    const EnergyTotals e = energy->totals();
-    s["energy_kwh"] = e.energy_kwh;
-    s["facility_kwh"] = e.facility_kwh;
-    s["gpu_kwh"] = e.gpu_kwh;
-    s["idle_gpu_kwh"] = e.idle_gpu_kwh;
-    s["node_kwh"] = e.node_kwh;
-    s["link_kwh"] = e.link_kwh;
-    s["energy_per_completed_job_kwh"] = st.jct.empty() ? 0.0 : e.energy_kwh / completed;
-    s["cost"] = e.cost;
-    s["mean_power_w"] = e.mean_power_w;
-    s["energy_window_s"] = e.window_s;
-    s["pue"] = energy->config().pue;
-    s["price_per_kwh"] = energy->config().price_per_kwh;
-  }
+  for (const auto& [key, value] : figures.items()) s[key] = value;
   s["total_gpus"] = ts.total_gpus();
   s["peak_queued"] = ts.peak_queued();
   s["events"] = info.events;

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "sim/metrics/energy.hpp"
 #include "sim/metrics/fairness.hpp"
 #include "sim/metrics/recorders.hpp"
 
@@ -26,12 +25,10 @@ struct RunInfo {
 /// until no job arrives or waits any more, recorders.hpp; gpu_utilization when that window is empty),
 /// total_gpus, peak_queued, events, wall_s, scenario, policy, placement, job_model, seed; with a
 /// FairnessObserver also rho_mean, rho_max, rho_share_above_1 (finish-time fairness, fairness.hpp);
-/// with an EnergyObserver also energy_kwh (IT), facility_kwh (x PUE), gpu_kwh, idle_gpu_kwh,
-/// node_kwh, link_kwh, energy_per_completed_job_kwh (IT), cost (facility kWh x price), mean_power_w,
-/// energy_window_s, pue, price_per_kwh (energy.hpp).
+/// then `figures` (features' own headline figures, e.g. energy_figures()) before total_gpus.
 nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, const TimeSeries& ts,
                                     const FairnessObserver* fairness = nullptr,
-                                    const EnergyObserver* energy = nullptr);
+                                    const nlohmann::ordered_json& figures = nlohmann::ordered_json::object());
 
 /// The short human table printed on stdout (a fairness line when the summary has rho figures, an
 /// energy line when it has energy figures).

@@ -11,7 +11,7 @@
 
 namespace fleetsim {
 
-int NetworkFabric::link_index(simgrid::s4u::Link* l) {
+int RingPtasks::link_index(simgrid::s4u::Link* l) {
   auto [it, inserted] = index_.try_emplace(l, static_cast<int>(links_.size()));
   if (inserted) {
     links_.push_back(l);
@@ -33,7 +33,7 @@ int NetworkFabric::link_index(simgrid::s4u::Link* l) {
   return it->second;
 }
 
-bool NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
+bool RingPtasks::add_job(long id, const std::vector<simgrid::s4u::Host*>& ring) {
   Job j;
   j.ring = ring;
   const RingRoutes routes = ring_routes(ring, &routes_);
@@ -50,7 +50,7 @@ bool NetworkFabric::add_job(long id, const std::vector<simgrid::s4u::Host*>& rin
   return true;
 }
 
-void NetworkFabric::remove_job(long id) {
+void RingPtasks::remove_job(long id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return;
   for (const auto& u : it->second.uses) {
@@ -60,7 +60,7 @@ void NetworkFabric::remove_job(long id) {
   jobs_.erase(it);
 }
 
-std::vector<long> NetworkFabric::sharers(long id) const {
+std::vector<long> RingPtasks::sharers(long id) const {
   std::vector<long> out;
   const Job& j = jobs_.at(id);
   for (const auto& u : j.uses)
@@ -71,14 +71,14 @@ std::vector<long> NetworkFabric::sharers(long id) const {
   return out;
 }
 
-bool NetworkFabric::shared(long id) const {
+bool RingPtasks::shared(long id) const {
   const Job& j = jobs_.at(id);
   for (const auto& u : j.uses)
     if (users_[static_cast<std::size_t>(u.link)].size() > 1) return true;
   return false;
 }
 
-bool NetworkFabric::start(long id, double alone_s, double now) {
+bool RingPtasks::start(long id, double alone_s, double now) {
   Job& j = jobs_.at(id);
   if (j.exec != nullptr || !(alone_s > j.latency) || !(j.s_per_byte > 0)) return false;
   snapshot(now);
@@ -92,12 +92,12 @@ bool NetworkFabric::start(long id, double alone_s, double now) {
   return true;
 }
 
-bool NetworkFabric::in_flight(long id) const {
+bool RingPtasks::in_flight(long id) const {
   auto it = jobs_.find(id);
   return it != jobs_.end() && it->second.exec != nullptr;
 }
 
-long NetworkFabric::wait(double until) {
+long RingPtasks::wait(double until) {
   const double now = simgrid::s4u::Engine::get_clock();
   const double timeout = std::isfinite(until) ? std::max(0.0, until - now) : -1.0;
   ssize_t k = -1;
@@ -107,16 +107,21 @@ long NetworkFabric::wait(double until) {
     k = -1;
   }
   if (k < 0) return -1;
-  const long id = inflight_job_[static_cast<std::size_t>(k)];
+  return complete(static_cast<std::size_t>(k));
+}
+
+long RingPtasks::complete(std::size_t k) {
+  const long id = inflight_job_[k];
   snapshot(simgrid::s4u::Engine::get_clock(), id);
-  inflight_.erase(inflight_.begin() + k);
-  inflight_job_.erase(inflight_job_.begin() + k);
-  inflight_ptr_[static_cast<std::size_t>(k)]->exec = nullptr;
-  inflight_ptr_.erase(inflight_ptr_.begin() + k);
+  const auto at = static_cast<std::ptrdiff_t>(k);
+  inflight_.erase(inflight_.begin() + at);
+  inflight_job_.erase(inflight_job_.begin() + at);
+  inflight_ptr_[k]->exec = nullptr;
+  inflight_ptr_.erase(inflight_ptr_.begin() + at);
   return id;
 }
 
-double NetworkFabric::cancel(long id, double now) {
+double RingPtasks::cancel(long id, double now) {
   Job& j = jobs_.at(id);
   if (j.exec == nullptr) return 0;
   snapshot(now);
@@ -133,14 +138,14 @@ double NetworkFabric::cancel(long id, double now) {
   return done;
 }
 
-double NetworkFabric::flow_bytes(long id) const {
+double RingPtasks::flow_bytes(long id) const {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? 0.0 : it->second.flow_bytes;
 }
 
 // Every in-flight ptask's progress since the last snapshot, in inflight_ order, added to the loads
 // of the links it crosses; then each loaded link's segment goes to its histogram and its tier.
-void NetworkFabric::snapshot(double now, long finished) {
+void RingPtasks::snapshot(double now, long finished) {
   const double dt = now - last_snapshot_;
   last_snapshot_ = now;
   if (!(dt > 0)) return;
@@ -185,12 +190,12 @@ void NetworkFabric::snapshot(double now, long finished) {
   }
 }
 
-double NetworkFabric::time_at(std::size_t link, std::size_t b) const {
+double RingPtasks::time_at(std::size_t link, std::size_t b) const {
   const LinkLoad& ll = load_[link];
   return ll.bin >= 0 && static_cast<std::size_t>(ll.bin) == b ? ll.held : hist_[link][b];
 }
 
-NetworkReport NetworkFabric::report(double end_s, int buckets) const {
+NetworkReport RingPtasks::report(double end_s, int buckets) const {
   NetworkReport r;
   r.ptasks = ptasks_;
   // Every link of the platform, so that tiers' capacities include idle links.

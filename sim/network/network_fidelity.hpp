@@ -42,7 +42,7 @@ struct LinkUse {
   int count = 0;
 };
 
-class NetworkFabric {
+class RingPtasks {
  public:
   /// Adds a job with its GPU hosts in ring order; resolves its ring routes on the platform. Returns
   /// false (and adds nothing) when no link constrains the ring (e.g. all its GPUs are one host).
@@ -58,6 +58,10 @@ class NetworkFabric {
   bool start(long id, double alone_s, double now);
   bool in_flight(long id) const;
   bool busy() const { return !inflight_.empty(); }
+  /// The ptasks in flight (the engine waits on them with other hooks' activities).
+  const std::vector<simgrid::s4u::ExecPtr>& ptasks() const { return inflight_; }
+  /// ptasks()[k] finished: forgets it and returns its job.
+  long complete(std::size_t k);
   /// Waits until a ptask finishes or `until` (inf: no limit) is reached; returns the job whose
   /// ptask finished, or -1 on timeout.
   long wait(double until);

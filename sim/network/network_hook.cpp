@@ -277,26 +277,26 @@ void NetworkFidelity::on_start(JobId id, const PlacementSummary& where) {
   for (const auto* h : ring->hosts)  // nodes out of service are never placed on (ClusterState)
     if (!h->is_on())
       throw std::logic_error("network fidelity: job placed on switched-off host " + h->get_name());
-  if (!fabric_.add_job(id, ring->hosts)) return;
+  if (!rings_.add_job(id, ring->hosts)) return;
   c.active = true;
   c.phi = ring->phi;
   c.iteration = std::min(1.0, ring->iteration_s / clock_->execution(id).runtime);
   JobRecord& rec = clock_->record(id);
   if (rec.comm_s < 0) rec.comm_s = 0;
   plan_chunk(id);
-  for (long s : fabric_.sharers(id)) cut_chunk(static_cast<JobId>(s));
+  for (long s : rings_.sharers(id)) cut_chunk(static_cast<JobId>(s));
 }
 
 // The job's ring leaves the fabric (finish or preemption); an in-flight all-reduce is credited for
 // the part it completed.
 void NetworkFidelity::on_leave(JobId id) {
-  if (!fabric_.has_job(id)) return;
+  if (!rings_.has_job(id)) return;
   Chunks& c = of(id);
   Execution& run = clock_->execution(id);
   JobRecord& rec = clock_->record(id);
   const double now = clock_->now();
   if (run.held) {
-    const double part = fabric_.cancel(id, now);
+    const double part = rings_.cancel(id, now);
     run.done = std::min(1.0, run.done + c.comm * part);
     c.owed = c.comm * (1 - part);
     rec.comm_s += now - c.comm_since;
@@ -304,8 +304,8 @@ void NetworkFidelity::on_leave(JobId id) {
   } else {  // the compute done in this chunk still owes its all-reduce
     c.owed += (run.done - c.chunk_from) * (1.0 - c.phi) / c.phi;
   }
-  rec.comm_bytes += fabric_.flow_bytes(id);
-  fabric_.remove_job(id);
+  rec.comm_bytes += rings_.flow_bytes(id);
+  rings_.remove_job(id);
   c.active = false;
   c.left_done = run.done;
   run.target = 1;
@@ -331,7 +331,7 @@ void NetworkFidelity::plan_chunk(JobId id) {
   c.chunk_from = run.done;
   const double rest = std::max(0.0, 1.0 - run.done - c.owed);
   c.shared_len = draw_shared_length(id);
-  const double chunk = fabric_.shared(id) ? c.shared_len : rest;
+  const double chunk = rings_.shared(id) ? c.shared_len : rest;
   run.target = run.done + std::min(chunk, rest) * c.phi;
 }
 
@@ -357,7 +357,7 @@ bool NetworkFidelity::on_phase_end(JobId id) {
   const double comm = (run.done - c.chunk_from) * (1.0 - c.phi) / c.phi + c.owed;
   c.owed = 0;
   const double now = clock_->now();
-  if (fabric_.start(id, comm * run.runtime, now)) {
+  if (rings_.start(id, comm * run.runtime, now)) {
     run.held = true;
     c.comm = comm;
     c.comm_since = now;
@@ -374,12 +374,6 @@ double NetworkFidelity::held_progress(JobId id) const {
   const Execution& run = clock_->execution(id);
   // the all-reduce's progress, estimated at its idle-fabric rate
   return std::min(c.comm, (clock_->now() - c.comm_since) / run.runtime);
-}
-
-std::optional<JobId> NetworkFidelity::wait(double until) {
-  const long done = fabric_.wait(until);
-  if (done < 0) return std::nullopt;
-  return static_cast<JobId>(done);
 }
 
 // A chunk's all-reduce finished.

@@ -69,8 +69,8 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
   bool on_phase_end(JobId id) override;
   void on_leave(JobId id) override;
   double held_progress(JobId id) const override;
-  bool busy() const override { return fabric_.busy(); }
-  std::optional<JobId> wait(double until) override;
+  const std::vector<simgrid::s4u::ExecPtr>* activities() const override { return &rings_.ptasks(); }
+  JobId activity_done(std::size_t k) override { return static_cast<JobId>(rings_.complete(k)); }
   void resume(JobId id) override;
   void on_end(double time_s) override { end_s_ = time_s; }
   int node_lost(int node, long event) override;
@@ -85,7 +85,7 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
   const std::vector<LeafSwitch>& leaf_switches() const { return leaf_switches_; }
 
   /// Link utilization over the run (after it ended).
-  NetworkReport report() const { return fabric_.report(end_s_, 200); }
+  NetworkReport report() const { return rings_.report(end_s_, 200); }
 
  private:
   /// A job's chunk state: its work is a share phi of compute, progressing in the engine, and 1 - phi
@@ -113,7 +113,7 @@ class NetworkFidelity final : public ExecutionHook, public NodeTenant {
   NetworkFidelityConfig config_;
   JobClock* clock_ = nullptr;
   const Platform* platform_ = nullptr;
-  NetworkFabric fabric_;
+  RingPtasks rings_;
   std::vector<Chunks> jobs_;
   double end_s_ = 0;
   std::vector<NodeSwitch> switches_;

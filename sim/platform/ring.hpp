@@ -2,7 +2,7 @@
 // A ring collective as ONE SimGrid parallel task (needs --cfg=host/model:ptask_L07 at engine
 // creation): every ring neighbour pair ring[i] -> ring[i+1 mod n] carries the same bytes, and the
 // flows progress in lockstep as an NCCL ring does. Shared by the network fidelity of the cluster
-// simulation (sim/network/) and the Kineto replay (sim/replay/fabric.cpp).
+// simulation (sim/network/) and the Kineto replay (sim/replay/replay_network.cpp).
 //
 // L07 gives a ptask one rate r for all its flows; link l bounds (flows on l x bytes) x r <= C_l
 // (a FATPIPE link bounds each flow alone). With B bytes per flow the ptask alone on an idle

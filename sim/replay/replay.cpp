@@ -19,8 +19,8 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/kernel/kernel_model.hpp"
 #include "sim/platform/simgrid_engine.hpp"
-#include "sim/replay/fabric.hpp"
 #include "sim/replay/op_index.hpp"
+#include "sim/replay/replay_network.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim::replay {
@@ -127,7 +127,7 @@ Retiming retime(const ExecGraph& g, const WhatIf& w) {
     if (node.kind == NodeKind::cpu) {
       f = w.launch_overhead_scale;
     } else if (node.kind == NodeKind::collective) {
-      f = 1;  // the transfer is simulated on the platform's network (sim/replay/fabric.hpp)
+      f = 1;  // the transfer is simulated on the platform's network (sim/replay/replay_network.hpp)
     } else if (dst != nullptr) {
       std::optional<KernelDesc> shape;
       if (node.cls == KernelClass::gemm) shape = ops->gemm_shape(v);
@@ -203,10 +203,10 @@ class Replayer {
         ++(g_.g[*ei].to_end ? end_pending_[v] : start_pending_[v]);
       if (start_pending_[v] == 0) push(std::max(0.0, g_.g[v].start), v, Kind::start);
     }
-    fabric_ = std::make_unique<ReplayFabric>(g_, cluster, r_.factor);
-    for (std::size_t v = 0; v < n; ++v) end_pending_[v] += fabric_->waits(v) ? 1 : 0;  // its transfer
+    network_ = std::make_unique<ReplayNetwork>(g_, cluster, r_.factor);
+    for (std::size_t v = 0; v < n; ++v) end_pending_[v] += network_->waits(v) ? 1 : 0;  // its transfer
     finished_.assign(n, 0);
-    sg4::Actor::create("replay", fabric_->controller(), [this] { loop(); });
+    sg4::Actor::create("replay", network_->controller(), [this] { loop(); });
     sg4::Engine::get_instance()->run();
     long unfinished = 0;
     for (std::size_t v = 0; v < n; ++v) unfinished += finished_[v] ? 0 : 1;
@@ -215,9 +215,9 @@ class Replayer {
                                " nodes never became ready (a dependency cycle in the execution graph)");
     out.times = std::move(times_);
     out.sim_seconds = sg4::Engine::get_clock();
-    out.executions = fabric_->ptasks();
+    out.executions = network_->ptasks();
     out.notes = cluster.notes;
-    for (auto& note : fabric_->notes()) out.notes.push_back(std::move(note));
+    for (auto& note : network_->notes()) out.notes.push_back(std::move(note));
   }
 
  private:
@@ -297,7 +297,7 @@ class Replayer {
       const Cause c{static_cast<long>(v), e.kind, e.from_start};
       if (e.to_end) {
         // A collective waiting for its simulated transfer: the transfer's end replaces the lags.
-        if (val >= end_lb_[m] && !(e.kind == EdgeKind::collective && fabric_->waits(m))) {
+        if (val >= end_lb_[m] && !(e.kind == EdgeKind::collective && network_->waits(m))) {
           end_lb_[m] = val;
           times_.end_by[m] = c;
         }
@@ -316,11 +316,11 @@ class Replayer {
     times_.start[v] = t;
     notify(v, true, t);
     const Node& n = g_.g[v];
-    const double dur = fabric_->waits(v) ? 0.0 : n.body * r_.factor[v];
+    const double dur = network_->waits(v) ? 0.0 : n.body * r_.factor[v];
     push(t + std::max(0.0, dur), v, Kind::body);
-    const long k = fabric_->group_of(v);
+    const long k = network_->group_of(v);
     if (k < 0) return;
-    const ReplayFabric::Arrival a = fabric_->arrive(k, v, t);
+    const ReplayNetwork::Arrival a = network_->arrive(k, v, t);
     if (a.ptask != nullptr) {
       inflight_.push_back(a.ptask);
       owner_.push_back(k);
@@ -332,8 +332,8 @@ class Replayer {
   void transfer_done(long k, double t) {
     // The last rank to arrive started the transfer: the others waited for it (from its start),
     // its own kernel ends by its transfer (its body).
-    const std::size_t last = fabric_->last_arrival(k);
-    for (const auto& [m, val] : fabric_->transfer_done(k, t)) {
+    const std::size_t last = network_->last_arrival(k);
+    for (const auto& [m, val] : network_->transfer_done(k, t)) {
       if (val >= end_lb_[m]) {
         end_lb_[m] = val;
         times_.end_by[m] = m == last ? Cause{} : Cause{static_cast<long>(last), EdgeKind::collective, true};
@@ -366,7 +366,7 @@ class Replayer {
   std::vector<char> body_done_, finished_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::size_t seq_ = 0;
-  std::unique_ptr<ReplayFabric> fabric_;
+  std::unique_ptr<ReplayNetwork> network_;
   std::vector<sg4::ExecPtr> inflight_;  ///< collective ptasks in flight
   std::vector<long> owner_;             ///< their groups
 };

@@ -2,7 +2,7 @@
 // Replay of an execution graph on SimGrid, with what-if knobs, and the per-step analysis.
 //
 // One controller actor drives the graph in simulated time (sleep_until for timed starts, as
-// sim/core does) on the modelled platform (sim/replay/fabric.hpp: GPU hosts, NVLink, NICs, fabric
+// sim/core does) on the modelled platform (sim/replay/replay_network.hpp: GPU hosts, NVLink, NICs, fabric
 // built by fleetsim::build_platform). Kernels, memcpy/memset and CPU runtime calls are timed delays
 // of their (re-timed) durations: streams of one GPU do not share it, as their measured durations
 // already include any contention. Collectives move their data as SimGrid parallel tasks over their

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay/fabric.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/replay_network.hpp"
 
 namespace fleetsim::replay {
 

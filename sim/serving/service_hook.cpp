@@ -35,6 +35,7 @@ bool shares_gpu(const std::vector<Slot>& job, const std::vector<Slot>& mine) {
 
 void ServiceReservations::attach(ClusterControl& control, std::size_t /*jobs*/) {
   control_ = &control;
+  nodes_can_leave_ = control.nodes_can_leave();
   const ClusterState& cluster = control.cluster();
   for (const auto& d : demands_) {
     const int type = cluster.type_index(d.gpu);
@@ -147,6 +148,15 @@ void ServiceReservations::capacity_back() {
 
 void ServiceReservations::on_finish(JobId /*id*/) {
   if (waiting_ > 0) capacity_back();
+}
+
+long ServiceReservations::requests_rerouted(long event) const {
+  const auto it = rerouted_.find(event);
+  return it == rerouted_.end() ? 0 : it->second;
+}
+
+void ServiceReservations::add_rerouted(long event, long requests) {
+  rerouted_[event] += requests;
 }
 
 }  // namespace fleetsim

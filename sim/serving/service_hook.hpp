@@ -12,6 +12,7 @@
 // (ClusterControl::reserve_shared): training jobs given a fraction of its GPU run slower beside it,
 // and the hook records, per replica, how many training jobs share its GPU over time (from
 // on_start/on_leave), which slows the replica in turn (sim/serving/service_placement).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ class ServiceReservations final : public ClusterHook, public NodeTenant {
   void on_finish(JobId id) override;
   int node_lost(int node, long event) override;
   void capacity_back() override;
+  long requests_rerouted(long event) const override;
+  /// After the run, once the services ran: `requests` were re-routed because of the taker's `event`.
+  void add_rerouted(long event, long requests);
+  /// Some cluster hook may take nodes out of service (known from attach()).
+  bool nodes_can_leave() const { return nodes_can_leave_; }
   /// Per demand (replica), the training jobs on its GPU over time, in time order (empty: none ever;
   /// always empty unless `shared`).
   const std::vector<std::vector<OccupancyChange>>& occupancy() const { return occupancy_; }
@@ -91,6 +97,8 @@ class ServiceReservations final : public ClusterHook, public NodeTenant {
   std::vector<int> open_;           ///< per demand: its outage in progress (-1: up)
   int waiting_ = 0;                 ///< replicas down, waiting for GPUs
   std::vector<TenantOutage> outages_;
+  std::map<long, long> rerouted_;  ///< per taker's event: requests re-routed
+  bool nodes_can_leave_ = false;
   /// Per shared demand: the training jobs counted beside its GPUs now (occupancy_'s count).
   std::vector<std::vector<JobId>> beside_;
 };

@@ -36,7 +36,7 @@ struct Tiny {
   EngineArgs args = ptask_args();
   std::unique_ptr<simgrid::s4u::Engine> engine;
   Platform platform;
-  NetworkFabric fabric;
+  RingPtasks fabric;
   Tiny(double oversubscription, int nodes = 4, int gpus = 1, int per_leaf = 2, int rails = 0) {
     engine = std::make_unique<simgrid::s4u::Engine>(&args.argc, args.argv());
     NetworkSpec net;

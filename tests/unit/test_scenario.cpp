@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/app/scenario.hpp"
+#include "sim/engine/engine_config.hpp"
 #include "tests/scenario_util.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
@@ -61,9 +62,9 @@ TEST_CASE("scenario: defaults of a minimal scenario") {
   CHECK(s.scheduler.placement == "first-fit");
   CHECK(s.execution.job_model == "auto");
   CHECK_FALSE(s.execution.settings.has("throughput_table"));
-  CHECK(s.execution.restart_overhead_s == doctest::Approx(30));
-  CHECK(s.execution.restart_s_per_gb == doctest::Approx(0));
-  CHECK(s.execution.state_gb_per_gpu == doctest::Approx(0));
+  CHECK(EngineConfig::from(s.execution.settings).restart_overhead_s == doctest::Approx(30));
+  CHECK(EngineConfig::from(s.execution.settings).restart_s_per_gb == doctest::Approx(0));
+  CHECK(EngineConfig::from(s.execution.settings).state_gb_per_gpu == doctest::Approx(0));
   CHECK(s.scheduler.options.empty());
   CHECK(s.scheduler.placement_options.empty());
   CHECK(s.output.dir == "results");
@@ -232,9 +233,9 @@ TEST_CASE("scenario: every documented key is read") {
   CHECK(s.execution.job_model == "throughput");
   CHECK(s.execution.settings.text("throughput_table", "") == "/base/dir/exec/tp.json");
   CHECK(s.execution.settings.text("reference_gpu", "") == "p100");
-  CHECK(s.execution.restart_overhead_s == doctest::Approx(12.5));
-  CHECK(s.execution.restart_s_per_gb == doctest::Approx(2));
-  CHECK(s.execution.state_gb_per_gpu == doctest::Approx(0.75));
+  CHECK(EngineConfig::from(s.execution.settings).restart_overhead_s == doctest::Approx(12.5));
+  CHECK(EngineConfig::from(s.execution.settings).restart_s_per_gb == doctest::Approx(2));
+  CHECK(EngineConfig::from(s.execution.settings).state_gb_per_gpu == doctest::Approx(0.75));
   CHECK(s.output.dir == "/base/dir/out/run1");
   CHECK(s.output.timeseries == false);
   // Free-form policy knobs, kept as text with their lines.

@@ -1,5 +1,5 @@
 // The replay's platform and its collectives as SimGrid parallel tasks (see fabric.hpp).
-#include "sim/replay/fabric.hpp"
+#include "sim/replay/replay_network.hpp"
 
 #include <simgrid/s4u/Host.hpp>
 
@@ -83,7 +83,7 @@ ReplayCluster replay_cluster(const ExecGraph& g, const std::string& source_gpu, 
   return c;
 }
 
-ReplayFabric::ReplayFabric(const ExecGraph& g, const ReplayCluster& c, const std::vector<double>& factor)
+ReplayNetwork::ReplayNetwork(const ExecGraph& g, const ReplayCluster& c, const std::vector<double>& factor)
     : g_(g) {
   const Platform p = build_platform(c.traced);
   for (std::size_t ni = 0; ni < p.nodes.size(); ++ni) {
@@ -131,8 +131,8 @@ ReplayFabric::ReplayFabric(const ExecGraph& g, const ReplayCluster& c, const std
   rerate_network(c.traced.network, c.cluster.network);
 }
 
-void ReplayFabric::add_group(std::vector<std::size_t> members, double t_last, double d,
-                             const std::vector<double>& factor) {
+void ReplayNetwork::add_group(std::vector<std::size_t> members, double t_last, double d,
+                              const std::vector<double>& factor) {
   Group grp;
   const double f = factor[members.front()];
   grp.transfer = d * f;
@@ -155,7 +155,7 @@ void ReplayFabric::add_group(std::vector<std::size_t> members, double t_last, do
   groups_.push_back(std::move(grp));
 }
 
-std::vector<int> ReplayFabric::group_ranks(const Node& n) const {
+std::vector<int> ReplayNetwork::group_ranks(const Node& n) const {
   const KinetoEvent& e = g_.event(n);
   const KinetoTrace& t = *g_.traces[static_cast<std::size_t>(n.trace)];
   const int world = static_cast<int>(gpu_of_rank_.size());
@@ -172,7 +172,7 @@ std::vector<int> ReplayFabric::group_ranks(const Node& n) const {
   return out;
 }
 
-long ReplayFabric::ring_for(const std::vector<int>& ranks) {
+long ReplayNetwork::ring_for(const std::vector<int>& ranks) {
   auto it = ring_index_.find(ranks);
   if (it != ring_index_.end()) return it->second;
   std::vector<std::pair<int, int>> at;
@@ -187,7 +187,7 @@ long ReplayFabric::ring_for(const std::vector<int>& ranks) {
   return ring_index_[ranks] = static_cast<long>(rings_.size()) - 1;
 }
 
-ReplayFabric::Arrival ReplayFabric::arrive(long k, std::size_t v, double t) {
+ReplayNetwork::Arrival ReplayNetwork::arrive(long k, std::size_t v, double t) {
   Group& grp = groups_[static_cast<std::size_t>(k)];
   Arrival a;
   if (--grp.pending > 0) return a;
@@ -202,14 +202,14 @@ ReplayFabric::Arrival ReplayFabric::arrive(long k, std::size_t v, double t) {
   return a;
 }
 
-std::vector<std::pair<std::size_t, double>> ReplayFabric::transfer_done(long k, double t) const {
+std::vector<std::pair<std::size_t, double>> ReplayNetwork::transfer_done(long k, double t) const {
   const Group& grp = groups_[static_cast<std::size_t>(k)];
   std::vector<std::pair<std::size_t, double>> out;
   for (std::size_t i = 0; i < grp.members.size(); ++i) out.emplace_back(grp.members[i], t + grp.tail[i]);
   return out;
 }
 
-std::vector<std::string> ReplayFabric::notes() const {
+std::vector<std::string> ReplayNetwork::notes() const {
   return {std::to_string(network_groups_) +
           " collective call(s) moved their data as SimGrid parallel tasks over their process group's "
           "GPUs in ring order (bytes calibrated to the traced transfer time on the as-traced idle "

@@ -54,10 +54,10 @@ struct ReplayCluster {
 ReplayCluster replay_cluster(const ExecGraph& g, const std::string& source_gpu, const WhatIf& w);
 
 /// Builds the platform into the running engine and plans the collective transfers.
-class ReplayFabric {
+class ReplayNetwork {
  public:
   /// `factor`: per-vertex duration multipliers (Retiming::factor; scales D and the tails).
-  ReplayFabric(const ExecGraph& g, const ReplayCluster& c, const std::vector<double>& factor);
+  ReplayNetwork(const ExecGraph& g, const ReplayCluster& c, const std::vector<double>& factor);
 
   simgrid::s4u::Host* controller() const { return controller_; }
   /// Group of collective vertex v (-1: not a collective). A collective's end waits for its group's

@@ -1,0 +1,103 @@
+#include "sim/serving/cluster_services.hpp"
+
+#include <algorithm>
+#include <ostream>
+
+#include "sim/serving/service_placement.hpp"
+
+namespace fleetsim {
+namespace {
+
+std::vector<ReplicaDemand> demands_of(const std::vector<ServiceSpec>& specs) {
+  std::vector<ReplicaDemand> demands;
+  for (const auto& spec : specs) {
+    auto d = replica_demands(spec);
+    demands.insert(demands.end(), d.begin(), d.end());
+  }
+  return demands;
+}
+
+std::vector<PreparedService> prepare_all(const std::vector<ServiceSpec>& specs) {
+  std::vector<PreparedService> prepared;
+  for (const auto& spec : specs) prepared.push_back(prepare_service(spec));
+  return prepared;
+}
+
+}  // namespace
+
+ClusterServices::ClusterServices(std::vector<ServiceSpec> specs, const ClusterSpec& cluster,
+                                 double colocation_slowdown, const PowerConfig& power)
+    : specs_(std::move(specs)),
+      prepared_(prepare_all(specs_)),
+      cluster_(cluster),
+      colocation_slowdown_(colocation_slowdown),
+      power_(power),
+      reservations_(demands_of(specs_)) {}
+
+void ClusterServices::attach(Simulation& sim) {
+  sim.attach(reservations_);
+  sim.add_tenant(reservations_);
+}
+
+void ClusterServices::run() {
+  // Replicas of service i are demands [first, first + replicas) of the reservations.
+  std::size_t first = 0;
+  const auto& all = reservations_.placements();
+  const auto& occ = reservations_.occupancy();
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const auto n = static_cast<std::size_t>(specs_[i].engine.replicas);
+    const auto last = std::min(all.size(), first + n);
+    // A replica moved by failover: every placement it held, in time order.
+    const PlacementHistory mine(all.begin() + static_cast<long>(first),
+                                all.begin() + static_cast<long>(last));
+    const std::vector<std::vector<OccupancyChange>> occupancy(
+        occ.begin() + static_cast<long>(std::min(occ.size(), first)),
+        occ.begin() + static_cast<long>(std::min(occ.size(), last)));
+    apply_placement(specs_[i], cluster_, mine, all, occupancy, colocation_slowdown_, prepared_[i].engine);
+    // Failover: this service's replica outages from the cluster run (replica = demand - first).
+    std::vector<long> events;
+    for (const auto& o : reservations_.outages()) {
+      const auto d = static_cast<std::size_t>(o.demand);
+      if (d < first || d >= first + n) continue;
+      prepared_[i].engine.outages.push_back({static_cast<int>(d - first), o.down_s, o.up_s});
+      events.push_back(o.event);
+    }
+    Outcome out;
+    out.run = run_service(specs_[i], std::move(prepared_[i]));
+    out.run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs_[i], out.run, power_);
+    out.replicas_hit = static_cast<long>(events.size());
+    for (std::size_t k = 0; k < events.size() && k < out.run.result.rerouted.size(); ++k) {
+      reservations_.add_rerouted(events[k], out.run.result.rerouted[k]);
+      out.rerouted += out.run.result.rerouted[k];
+    }
+    outcomes_.push_back(std::move(out));
+    first += n;
+  }
+  prepared_.clear();
+}
+
+void ClusterServices::write_requests(std::ostream& out) const {
+  write_requests_header(out);
+  for (std::size_t i = 0; i < outcomes_.size(); ++i) write_requests_rows(out, specs_[i], outcomes_[i].run);
+}
+
+void ClusterServices::write_series(std::ostream& out) const {
+  write_serving_series_header(out);
+  for (std::size_t i = 0; i < outcomes_.size(); ++i)
+    write_serving_series_rows(out, specs_[i], outcomes_[i].run);
+}
+
+nlohmann::ordered_json ClusterServices::summary() const {
+  nlohmann::ordered_json block;
+  for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+    auto& s = block[specs_[i].name];
+    s = outcomes_[i].run.summary;
+    if (reservations_.nodes_can_leave()) {
+      s["replicas_hit"] = outcomes_[i].replicas_hit;
+      s["requests_rerouted"] = outcomes_[i].rerouted;
+    }
+  }
+  return block;
+}
+
+}  // namespace fleetsim
