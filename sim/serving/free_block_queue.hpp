@@ -1,6 +1,6 @@
 #pragma once
 // The order in which one serving replica reuses its free KV blocks, as vLLM v1's block pool does
-// (serving_engine.cpp): freed blocks join the back of the free queue and new blocks are taken from
+// (kv_cache_manager.hpp): freed blocks join the back of the free queue and new blocks are taken from
 // its front, evicting whatever was cached in them. With prefix caching, the full blocks of a
 // preempted request stay cached while they wait in the queue (vLLM frees a request's blocks last
 // block first, so its leading blocks are evicted last): re-admitted, the request finds the leading

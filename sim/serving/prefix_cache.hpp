@@ -1,5 +1,5 @@
 #pragma once
-// The prompt-prefix cache of one serving replica (serving_engine.cpp): trace block hashes, least
+// The prompt-prefix cache of one serving replica (kv_cache_manager.hpp): trace block hashes, least
 // recently used evicted first.
 #include <cstdint>
 #include <list>

@@ -10,6 +10,7 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/hardware/mig.hpp"
 #include "sim/metrics/recorders.hpp"
+#include "sim/serving/router.hpp"
 #include "sim/serving/step_wrappers.hpp"
 #include "workloads/base/csv_quote.hpp"
 #include "workloads/base/input_error.hpp"
@@ -102,14 +103,12 @@ std::string request_format_names() {
   return out;
 }
 
-Routing routing_of(const Options& t) {
-  const std::string r = t.text("routing", "round-robin");
-  if (r == "round-robin") return Routing::kRoundRobin;
-  if (r == "least-outstanding") return Routing::kLeastOutstanding;
-  if (r == "prefix-aware") return Routing::kPrefixAware;
-  if (r == "vllm-dp") return Routing::kVllmDp;
-  throw t.error("routing",
-                "unknown routing '" + r + "' (valid: round-robin, least-outstanding, prefix-aware, vllm-dp)");
+/// The service's router: `routing`, else vllm-dp for data-parallel ranks and round-robin otherwise.
+std::string routing_of(const Options& t, int data_parallel) {
+  if (data_parallel > 1 && !t.has("routing")) return "vllm-dp";
+  std::string r = t.text("routing", "round-robin");
+  if (!routers().contains(r)) throw t.error("routing", routers().unknown_message(r));
+  return r;
 }
 
 void stats(nlohmann::ordered_json& j, const std::string& name, const std::vector<double>& v) {
@@ -237,7 +236,8 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.engine.block_size = positive("block_size", 16);
   s.engine.hash_block_tokens = t.int32("hash_block_tokens", 0);
   s.engine.prefix_caching = t.flag("prefix_caching", true);
-  s.engine.routing = s.data_parallel > 1 && !t.has("routing") ? Routing::kVllmDp : routing_of(t);
+  s.engine.routing = routing_of(t, s.data_parallel);
+  s.engine.router_options = t;
   s.engine.step_overhead_s = t.number("step_overhead_ms", 0) / 1000;
   s.gpu_memory_utilization = t.number("gpu_memory_utilization", 0.9);
   if (!(s.gpu_memory_utilization > 0 && s.gpu_memory_utilization <= 1))

@@ -1,221 +1,234 @@
+// The serving engine's event loop (ServingEngine): arrivals routed by the service's Router, each
+// replica's steps (scheduled by its ReplicaScheduler over its KvCacheManager, timed by the step model),
+// the autoscaler's and failover's events (ReplicaLifecycle) and disaggregated KV landings (KvHandoff),
+// in time order. Its parts decide; it moves the requests between them.
 #include "sim/serving/serving_engine.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
+#include <memory>
+#include <queue>
+#include <span>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
 
-#include "sim/serving/serving_engine_impl.hpp"
+#include "sim/serving/kv_handoff.hpp"
+#include "sim/serving/replica_lifecycle.hpp"
+#include "sim/serving/replica_scheduler.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/sequence.hpp"
 
 namespace fleetsim::serving_detail {
+namespace {
 
-Engine::Engine(const std::vector<ServingRequest>& reqs, const ServingStepModel& model,
-               const ServingEngineConfig& c)
+/// A step in flight: (end, replica, the replica's epoch when it began); a lockstep group's step:
+/// (end, its first replica, kGroupStep).
+using StepEvent = std::tuple<double, int, long>;
+using StepQueue = std::priority_queue<StepEvent, std::vector<StepEvent>, std::greater<>>;
+constexpr long kGroupStep = -1;
+
+class ServingEngine {
+ public:
+  ServingEngine(const std::vector<ServingRequest>& reqs, const ServingStepModel& model,
+                const ServingEngineConfig& c);
+
+  ServingResult run();
+
+ private:
+  struct Replica {
+    ReplicaScheduler scheduler;
+    bool busy = false;  ///< a step in flight
+    long epoch = 0;     ///< bumped by each outage: its step in flight no longer counts
+    double next_sample = 0;
+  };
+  Replica& at(int r) { return replicas_[static_cast<std::size_t>(r)]; }
+  int count() const { return static_cast<int>(replicas_.size()); }
+
+  /// The replica for request `req` among those that can take it now; -1: none (it waits, orphans_).
+  int route(int req);
+  /// Routes request `req` now and wakes its replica.
+  void send(int req, double now);
+  /// Routes `ids` in order, then wakes the replicas that got them (one step can take them all).
+  void send_all(const std::vector<int>& ids, double now);
+  void arrive(int req, int r);
+  /// Parked KV and requests waiting for a replica go to the replicas ready now.
+  void resend_orphans(double now);
+  /// The decode replicas ready now (disaggregated), for the KV hand-off.
+  std::span<const RouteCandidate> decoders();
+
+  void sample(int r, double now);
+  bool schedule(int r, double now);
+  /// The replica's time-varying speed factor at `now` (ServingEngineConfig::replica_speed_changes).
+  double speed_factor(int r, double now) const;
+  /// The duration of the step in shape_ on replica r, at its speed.
+  double step_time(int r, double now) const;
+  void start(int r, double now);
+  /// ServingEngineConfig::lockstep: group g's replicas step together when all are free.
+  void start_group(int g, double now);
+  void finish(int r, double now);
+
+  /// Outage k begins: the replica's step in flight is lost, its requests lose their KV and are routed
+  /// again (in admission order, then queue order) to the replicas still up.
+  void go_down(int k, double now);
+  /// Outage k ends: the replica serves again (its model loaded), and requests waiting for a replica go.
+  void come_back(int k, double now);
+  void decide(double now);
+  /// A KV transfer lands: the prefill replica frees the blocks, the decode replica queues the request.
+  void land(double now);
+
+  const std::vector<ServingRequest>& reqs_;
+  const ServingStepModel& model_;
+  const ServingEngineConfig c_;
+  std::vector<Sequence> seqs_;
+  int prefill_;  ///< prefill replicas (0: colocated)
+  int front_;    ///< replicas that take arrivals
+  std::vector<Replica> replicas_;
+  ReplicaLifecycle lifecycle_;
+  KvHandoff handoff_;
+  std::unique_ptr<Router> router_;
+  ServingResult result_;
+  StepQueue steps_;
+  BatchShape shape_;                     ///< reused: no allocation per step
+  std::vector<RouteCandidate> choices_;  ///< reused by route() and decoders()
+  std::vector<int> orphans_;             ///< requests waiting for any replica to be up
+};
+
+int replicas_of(const ServingEngineConfig& c) {
+  return std::max(1, c.replicas);
+}
+int prefill_of(const ServingEngineConfig& c) {
+  return c.prefill_replicas > 0 && c.prefill_replicas < replicas_of(c) ? c.prefill_replicas : 0;
+}
+
+ServingEngine::ServingEngine(const std::vector<ServingRequest>& reqs, const ServingStepModel& model,
+                             const ServingEngineConfig& c)
     : reqs_(reqs),
       model_(model),
       c_(c),
       seqs_(reqs.size()),
-      replicas_(static_cast<std::size_t>(std::max(1, c.replicas))) {
-  const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
-  cache_entries_ =
-      static_cast<std::size_t>(static_cast<double>(c_.kv_blocks) * c_.block_size / std::max(1, hash_tokens));
-  for (auto& r : replicas_) {
-    r.free_blocks = c_.kv_blocks;
-    r.cache = PrefixCache(c_.prefix_caching ? cache_entries_ : 0);
-  }
-  const int n = static_cast<int>(replicas_.size());
-  prefill_ = c_.prefill_replicas > 0 && c_.prefill_replicas < n ? c_.prefill_replicas : 0;
-  front_ = prefill_ > 0 ? prefill_ : n;
-  auto add_group = [&](int lo, int hi, int min) {
-    if (min <= 0 || min >= hi - lo) return;
-    groups_.push_back({lo, hi, min});
-    for (int r = lo + min; r < hi; ++r) replicas_[static_cast<std::size_t>(r)].power = Power::kOff;
-  };
-  if (prefill_ == 0) {
-    add_group(0, n, c_.min_replicas);
-  } else {
-    add_group(0, prefill_, c_.min_prefill_replicas);
-    add_group(prefill_, n, c_.min_decode_replicas);
-  }
-  autoscale_ = !groups_.empty();
-  front_scaled_ = autoscale_ && groups_.front().lo == 0;
+      prefill_(prefill_of(c)),
+      front_(prefill_ > 0 ? prefill_ : replicas_of(c)),
+      lifecycle_(c_, replicas_of(c), prefill_),
+      handoff_(c_, replicas_of(c), prefill_, seqs_),
+      router_(routers().create(c.routing, RouterParams{front_, &c_.router_options})) {
+  replicas_.reserve(static_cast<std::size_t>(replicas_of(c)));
+  for (int r = 0; r < replicas_of(c); ++r)
+    replicas_.push_back({ReplicaScheduler(r, c_, seqs_, r < prefill_)});
   result_.requests.resize(reqs.size());
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     seqs_[i].prompt = std::max(1, reqs[i].input_tokens);
     seqs_[i].out = std::max(1, reqs[i].output_tokens);
+    seqs_[i].block_hashes = &reqs[i].block_hashes;
     result_.requests[i].arrival_s = reqs[i].arrival_s;
   }
   result_.rerouted.assign(c_.outages.size(), 0);
-  for (std::size_t k = 0; k < c_.outages.size(); ++k) {
-    out_events_.push_back({c_.outages[k].down_s, true, static_cast<int>(k)});
-    if (std::isfinite(c_.outages[k].up_s))
-      out_events_.push_back({c_.outages[k].up_s, false, static_cast<int>(k)});
-  }
-  std::stable_sort(out_events_.begin(), out_events_.end(),
-                   [](const OutageEvent& a, const OutageEvent& b) { return a.t < b.t; });
 }
 
-ServingResult Engine::run() {
-  StepQueue steps;
+ServingResult ServingEngine::run() {
   std::size_t next = 0;
   double now = 0;
-  double next_eval = autoscale_ ? c_.scale_interval_s : INFINITY;
   while (true) {
     const double t_arr = next < reqs_.size() ? reqs_[next].arrival_s : INFINITY;
-    const double t_step = steps.empty() ? INFINITY : std::get<0>(steps.top());
-    const double t_xfer = xfers_.empty() ? INFINITY : xfers_.top().first;
-    const double t_out = next_out_ < out_events_.size() ? out_events_[next_out_].t : INFINITY;
+    const double t_step = steps_.empty() ? INFINITY : std::get<0>(steps_.top());
+    const double t_xfer = handoff_.next_landing();
+    const double t_out = lifecycle_.next_outage();
     if (!std::isfinite(t_arr) && !std::isfinite(t_step) && !std::isfinite(t_xfer) &&
-        !waiting_for_replica(t_out))
+        !lifecycle_.waiting_for_replica(t_out, !orphans_.empty(), handoff_.parked()))
       break;
-    const double t_scale = std::min(next_eval, next_ready());
+    const double t_scale = lifecycle_.next_tick();
     if (t_out <= t_arr && t_out <= t_step && t_out <= t_xfer && t_out <= t_scale) {
       now = t_out;
-      const OutageEvent e = out_events_[next_out_++];
+      const OutageEvent e = lifecycle_.pop_outage();
       if (e.down)
-        go_down(e.outage, now, steps);
+        go_down(e.outage, now);
       else
-        come_back(e.outage, now, steps);
+        come_back(e.outage, now);
       continue;
     }
     if (t_xfer <= t_arr && t_xfer <= t_step && t_xfer <= t_scale) {
       now = t_xfer;
-      const int id = xfers_.top().second;
-      xfers_.pop();
-      land(id, now, steps);
+      land(now);
       continue;
     }
     if (t_scale < t_arr && t_scale < t_step) {
       now = t_scale;
-      for (auto& rep : replicas_)
-        if (rep.power == Power::kLoading && rep.ready_at <= now) rep.power = Power::kReady;
-      resend_orphans(now, steps);
-      if (now >= next_eval) {
-        scale(now);
-        next_eval = now + c_.scale_interval_s;
-      }
+      const bool decision = lifecycle_.tick(now);
+      resend_orphans(now);
+      if (decision) decide(now);
       continue;
     }
     if (t_arr <= t_step) {
       now = t_arr;
-      send(static_cast<int>(next), now, steps);
+      send(static_cast<int>(next), now);
       ++next;
     } else {
-      const auto [t, r, epoch] = steps.top();
-      steps.pop();
+      const auto [t, r, epoch] = steps_.top();
+      steps_.pop();
       now = t;
       if (epoch == kGroupStep) {
-        const int hi = std::min(static_cast<int>(replicas_.size()), r + c_.lockstep);
+        const int hi = std::min(count(), r + c_.lockstep);
         for (int m = r; m < hi; ++m) finish(m, now);
-        start_group(r / c_.lockstep, now, steps);
+        start_group(r / c_.lockstep, now);
         continue;
       }
-      if (epoch != replicas_[static_cast<std::size_t>(r)].epoch) continue;  // lost in an outage
+      if (epoch != at(r).epoch) continue;  // lost in an outage
       finish(r, now);
-      start(r, now, steps);
+      start(r, now);
     }
   }
   result_.end_s = now;
-  for (const auto& rep : replicas_)
-    if (rep.power != Power::kOff) result_.replica_s += now - rep.on_since;
-  result_.peak_replicas = std::max(result_.peak_replicas, on_count());
+  lifecycle_.end(now);
+  result_.replica_s = lifecycle_.replica_s();
+  result_.peak_replicas = lifecycle_.peak_replicas();
+  for (std::size_t i = 0; i < seqs_.size(); ++i) {
+    result_.requests[i].preemptions = seqs_[i].preemptions;
+    result_.requests[i].cached_tokens = seqs_[i].cached_tokens;
+  }
+  handoff_.report(result_.requests);
   return std::move(result_);
 }
 
-double Engine::speed_factor(int r, double now) const {
-  if (static_cast<std::size_t>(r) >= c_.replica_speed_changes.size()) return 1.0;
-  const auto& changes = c_.replica_speed_changes[static_cast<std::size_t>(r)];
-  const auto it =
-      std::upper_bound(changes.begin(), changes.end(), now,
-                       [](double t, const ServingEngineConfig::SpeedChange& c) { return t < c.t_s; });
-  return it == changes.begin() ? 1.0 : std::prev(it)->factor;
-}
-
-int Engine::route_ready(int req) {
-  std::vector<int> ready;
-  for (int r = 0; r < front_; ++r)
-    if (replicas_[static_cast<std::size_t>(r)].power == Power::kReady) ready.push_back(r);
-  if (ready.empty()) return replicas_[0].failed ? -1 : 0;
-  auto outstanding = [&](int r) {
-    const Replica& x = replicas_[static_cast<std::size_t>(r)];
-    return x.running.size() + x.waiting.size();
-  };
-  if (c_.routing == Routing::kRoundRobin) return ready[static_cast<std::size_t>(rr_++) % ready.size()];
-  int best = ready.front();
-  std::size_t best_hit = 0;
-  for (int r : ready) {
-    const std::size_t hit = c_.routing == Routing::kPrefixAware
-                                ? replicas_[static_cast<std::size_t>(r)].cache.peek(
-                                      reqs_[static_cast<std::size_t>(req)].block_hashes)
-                                : 0;
-    if (hit > best_hit || (hit == best_hit && outstanding(r) < outstanding(best))) {
-      best = r;
-      best_hit = hit;
-    }
+int ServingEngine::route(int req) {
+  choices_.clear();
+  for (int r = 0; r < front_; ++r) {
+    if (!lifecycle_.ready(r)) continue;
+    const ReplicaScheduler& s = at(r).scheduler;
+    choices_.push_back({r, s.running(), s.waiting(), &s.kv().prefix_cache()});
   }
-  return best;
+  // None ready: replica 0 takes it unless it is in an outage (with the autoscaler it may be loading,
+  // or switched off); else it waits for a replica.
+  if (choices_.empty()) return lifecycle_.failed(0) ? -1 : 0;
+  const std::size_t i = router_->pick(reqs_[static_cast<std::size_t>(req)], choices_);
+  if (i >= choices_.size())
+    throw std::logic_error("serving: routing '" + c_.routing + "' picked no candidate");
+  return choices_[i].replica;
 }
 
-int Engine::route(int req) {
-  if (front_scaled_) return route_ready(req);
-  const int n = front_;
-  auto up = [&](int r) { return !replicas_[static_cast<std::size_t>(r)].failed; };
-  if (n == 1) return up(0) ? 0 : -1;
-  auto outstanding = [&](int r) {
-    const Replica& x = replicas_[static_cast<std::size_t>(r)];
-    return x.running.size() + x.waiting.size();
-  };
-  switch (c_.routing) {
-    case Routing::kRoundRobin:
-      for (int k = 0; k < n; ++k) {
-        const int r = rr_++ % n;
-        if (up(r)) return r;
-      }
-      return -1;
-    case Routing::kLeastOutstanding: {
-      int best = -1;
-      for (int r = 0; r < n; ++r)
-        if (up(r) && (best < 0 || outstanding(r) < outstanding(best))) best = r;
-      return best;
-    }
-    case Routing::kVllmDp: {
-      auto score = [&](int r) {
-        const Replica& x = replicas_[static_cast<std::size_t>(r)];
-        return 4 * x.waiting.size() + x.running.size();
-      };
-      int best = -1;
-      for (int r = 0; r < n; ++r)
-        if (up(r) && (best < 0 || score(r) < score(best))) best = r;
-      return best;
-    }
-    case Routing::kPrefixAware: {
-      int best = -1;
-      std::size_t best_hit = 0;
-      for (int r = 0; r < n; ++r) {
-        if (!up(r)) continue;
-        const std::size_t hit = replicas_[static_cast<std::size_t>(r)].cache.peek(
-            reqs_[static_cast<std::size_t>(req)].block_hashes);
-        if (best < 0 || hit > best_hit || (hit == best_hit && outstanding(r) < outstanding(best))) {
-          best = r;
-          best_hit = hit;
-        }
-      }
-      return best;
-    }
+std::span<const RouteCandidate> ServingEngine::decoders() {
+  choices_.clear();
+  if (prefill_ == 0) return {};
+  for (int d = prefill_; d < count(); ++d) {
+    if (!lifecycle_.ready(d)) continue;
+    const ReplicaScheduler& s = at(d).scheduler;
+    choices_.push_back({d, s.running(), s.waiting(), &s.kv().prefix_cache()});
   }
-  return 0;
+  return choices_;
 }
 
-void Engine::send(int req, double now, StepQueue& steps) {
+void ServingEngine::send(int req, double now) {
   const int r = route(req);
   if (r < 0) {
     orphans_.push_back(req);
     return;
   }
   arrive(req, r);
-  if (!replicas_[static_cast<std::size_t>(r)].busy) start(r, now, steps);
+  if (!at(r).busy) start(r, now);
 }
 
-void Engine::send_all(const std::vector<int>& ids, double now, StepQueue& steps) {
+void ServingEngine::send_all(const std::vector<int>& ids, double now) {
   std::vector<int> woken;
   for (int id : ids) {
     const int r = route(id);
@@ -227,142 +240,48 @@ void Engine::send_all(const std::vector<int>& ids, double now, StepQueue& steps)
     if (std::find(woken.begin(), woken.end(), r) == woken.end()) woken.push_back(r);
   }
   for (int r : woken)
-    if (!replicas_[static_cast<std::size_t>(r)].busy) start(r, now, steps);
+    if (!at(r).busy) start(r, now);
 }
 
-void Engine::arrive(int req, int r) {
-  RequestOutcome& o = result_.requests[static_cast<std::size_t>(req)];
-  o.replica = r;
-  const Seq& s = seqs_[static_cast<std::size_t>(req)];
-  if (blocks_for(s.prompt + s.out) > c_.kv_blocks) return;  // can never fit: rejected, never ends
-  replicas_[static_cast<std::size_t>(r)].waiting.push_back(req);
+void ServingEngine::arrive(int req, int r) {
+  result_.requests[static_cast<std::size_t>(req)].replica = r;
+  const Sequence& s = seqs_[static_cast<std::size_t>(req)];
+  ReplicaScheduler& sched = at(r).scheduler;
+  if (sched.kv().blocks_for(s.prompt + s.out) > sched.kv().total_blocks()) return;  // never fits: rejected
+  sched.add(req);
 }
 
-FreeBlockQueue& Engine::pool(Replica& rep) {
-  if (rep.pool_epoch != rep.epoch) {
-    rep.pool.reset(rep.free_blocks);
-    rep.pool_epoch = rep.epoch;
-  }
-  return rep.pool;
+void ServingEngine::resend_orphans(double now) {
+  if (handoff_.parked()) handoff_.dispatch_parked(now, decoders());
+  if (orphans_.empty()) return;
+  std::vector<int> waiting;
+  waiting.swap(orphans_);
+  send_all(waiting, now);
 }
 
-void Engine::allocate(Replica& rep, int id, long n) {
-  if (n <= 0) return;
-  pool(rep).take(n);
-  rep.free_blocks -= n;
-  seqs_[static_cast<std::size_t>(id)].blocks += n;
-}
-
-void Engine::preempt(Replica& rep, int r, int victim) {
-  Seq& v = seqs_[static_cast<std::size_t>(victim)];
-  // Its full blocks stay cached in the free queue (prefix caching): found again when re-admitted,
-  // unless reused meanwhile.
-  const long keep = c_.prefix_caching ? std::min(v.blocks, static_cast<long>(v.computed / c_.block_size)) : 0;
-  v.cache_ticket = pool(rep).release(v.blocks - keep, keep);
-  v.cache_replica = r;
-  v.cache_epoch = rep.epoch;
-  rep.free_blocks += v.blocks;
-  v.blocks = 0;
-  v.computed = 0;
-  ++result_.requests[static_cast<std::size_t>(victim)].preemptions;
-  rep.running.pop_back();
-  rep.waiting.push_front(victim);
-}
-
-void Engine::sample(Replica& rep, int r, double now) {
+void ServingEngine::sample(int r, double now) {
+  Replica& rep = at(r);
   if (now + 1e-12 < rep.next_sample) return;
   result_.samples.push_back(
-      {now, r, static_cast<int>(rep.running.size()), static_cast<int>(rep.waiting.size()),
-       c_.kv_blocks > 0 ? 1.0 - static_cast<double>(rep.free_blocks) / c_.kv_blocks : 0});
+      {now, r, rep.scheduler.running(), rep.scheduler.waiting(), rep.scheduler.kv().used()});
   rep.next_sample = (std::floor(now / c_.sample_every_s) + 1) * c_.sample_every_s;
 }
 
-bool Engine::admit(Replica& rep, int r, int id, int& budget) {
-  Seq& s = seqs_[static_cast<std::size_t>(id)];
-  const int tokens = s.prompt + s.generated;
-  // The whole known sequence must fit the free blocks (a request's own cached blocks among them).
-  if (blocks_for(tokens) - s.blocks > rep.free_blocks) return false;
-  long own = 0;  // its leading blocks still cached since its preemption here
-  int cached = 0;
-  if (c_.prefix_caching && s.computed == 0) {
-    if (s.cache_ticket >= 0 && s.cache_replica == r && s.cache_epoch == rep.epoch)
-      own = std::min(pool(rep).cached(s.cache_ticket), static_cast<long>((tokens - 1) / c_.block_size));
-    cached = static_cast<int>(own) * c_.block_size;
-    if (s.generated == 0) {
-      const int hash_tokens = c_.hash_block_tokens > 0 ? c_.hash_block_tokens : c_.block_size;
-      const auto hits = rep.cache.match(reqs_[static_cast<std::size_t>(id)].block_hashes);
-      cached = std::max(cached, std::min(static_cast<int>(hits) * hash_tokens, s.prompt - 1));
-    }
-  }
-  if (s.cache_ticket >= 0 && s.cache_replica == r && s.cache_epoch == rep.epoch) {
-    pool(rep).claim(s.cache_ticket, own);
-    rep.free_blocks -= own;
-    s.blocks += own;
-  }
-  s.cache_ticket = -1;
-  const int n = std::min(tokens - s.computed - cached, budget);
-  s.computed += cached;
-  result_.requests[static_cast<std::size_t>(id)].cached_tokens += cached;
-  allocate(rep, id, blocks_for(s.computed + n) - s.blocks);
-  rep.running.push_back(id);
-  rep.scheduled.emplace_back(id, n);
-  budget -= n;
-  return true;
+bool ServingEngine::schedule(int r, double now) {
+  sample(r, now);
+  return at(r).scheduler.schedule();
 }
 
-bool Engine::schedule(int r, double now) {
-  Replica& rep = replicas_[static_cast<std::size_t>(r)];
-  rep.busy = false;
-  rep.scheduled.clear();
-  sample(rep, r, now);
-  int budget = c_.max_num_batched_tokens;
-  bool preempted = false;
-  // Running requests first, in admission order.
-  for (std::size_t i = 0; i < rep.running.size() && budget > 0;) {
-    const int id = rep.running[i];
-    Seq& s = seqs_[static_cast<std::size_t>(id)];
-    const int n = std::min(s.prompt + s.generated - s.computed, budget);
-    const long need = blocks_for(s.computed + n) - s.blocks;
-    bool self_preempted = false;
-    while (need > rep.free_blocks) {
-      const int victim = rep.running.back();
-      preempt(rep, r, victim);
-      preempted = true;
-      if (victim == id) {
-        self_preempted = true;
-        break;
-      }
-    }
-    if (self_preempted) break;
-    allocate(rep, id, need);
-    rep.scheduled.emplace_back(id, n);
-    budget -= n;
-    ++i;
-  }
-  // Then waiting requests, first come first served, unless this step preempted.
-  while (!preempted && budget > 0 && !rep.waiting.empty() &&
-         static_cast<int>(rep.running.size()) < c_.max_num_seqs) {
-    if (!admit(rep, r, rep.waiting.front(), budget)) break;
-    rep.waiting.pop_front();
-  }
-  return !rep.scheduled.empty();
+double ServingEngine::speed_factor(int r, double now) const {
+  if (static_cast<std::size_t>(r) >= c_.replica_speed_changes.size()) return 1.0;
+  const auto& changes = c_.replica_speed_changes[static_cast<std::size_t>(r)];
+  const auto it =
+      std::upper_bound(changes.begin(), changes.end(), now,
+                       [](double t, const ServingEngineConfig::SpeedChange& c) { return t < c.t_s; });
+  return it == changes.begin() ? 1.0 : std::prev(it)->factor;
 }
 
-void Engine::fill_shape(int r) {
-  BatchShape& shape = shape_;  // reused: no allocation per step
-  shape.prefills.clear();
-  shape.decode_kv.clear();
-  shape.group_tokens = 0;
-  for (const auto& [id, n] : replicas_[static_cast<std::size_t>(r)].scheduled) {
-    const Seq& s = seqs_[static_cast<std::size_t>(id)];
-    if (s.generated > 0 && n == 1 && s.computed == s.prompt + s.generated - 1)
-      shape.decode_kv.push_back(s.computed);
-    else
-      shape.prefills.push_back({n, s.computed});
-  }
-}
-
-double Engine::step_time(int r, double now) const {
+double ServingEngine::step_time(int r, double now) const {
   const double speed =
       (c_.replica_speed.empty() ? 1.0
                                 : c_.replica_speed[static_cast<std::size_t>(r) % c_.replica_speed.size()]) *
@@ -370,88 +289,108 @@ double Engine::step_time(int r, double now) const {
   return model_.step_s(shape_) / speed + c_.step_overhead_s;
 }
 
-void Engine::start(int r, double now, StepQueue& steps) {
+void ServingEngine::start(int r, double now) {
   if (c_.lockstep > 1) {
-    start_group(r / c_.lockstep, now, steps);
+    start_group(r / c_.lockstep, now);
     return;
   }
   if (!schedule(r, now)) return;
-  fill_shape(r);
+  Replica& rep = at(r);
+  rep.scheduler.describe(shape_);
   const double d = step_time(r, now);
-  replicas_[static_cast<std::size_t>(r)].busy = true;
+  rep.busy = true;
   ++result_.steps;
   result_.busy_s += d;
-  steps.push({now + d, r, replicas_[static_cast<std::size_t>(r)].epoch});
+  steps_.push({now + d, r, rep.epoch});
 }
 
-void Engine::start_group(int g, double now, StepQueue& steps) {
+void ServingEngine::start_group(int g, double now) {
   const int lo = g * c_.lockstep;
-  const int hi = std::min(static_cast<int>(replicas_.size()), lo + c_.lockstep);
+  const int hi = std::min(count(), lo + c_.lockstep);
   for (int m = lo; m < hi; ++m)
-    if (replicas_[static_cast<std::size_t>(m)].busy) return;  // its step is still running
+    if (at(m).busy) return;  // its step is still running
   bool any = false;
   int tokens = 0;
   for (int m = lo; m < hi; ++m) {
     if (!schedule(m, now)) continue;
     any = true;
-    for (const auto& sched : replicas_[static_cast<std::size_t>(m)].scheduled) tokens += sched.second;
+    tokens += at(m).scheduler.scheduled_tokens();
   }
   if (!any) return;
   double d = 0;
   for (int m = lo; m < hi; ++m) {
-    if (replicas_[static_cast<std::size_t>(m)].scheduled.empty()) continue;  // a dummy step
-    fill_shape(m);
+    if (at(m).scheduler.scheduled().empty()) continue;  // a dummy step
+    at(m).scheduler.describe(shape_);
     shape_.group_tokens = tokens;
     d = std::max(d, step_time(m, now));
     ++result_.steps;
   }
-  for (int m = lo; m < hi; ++m) replicas_[static_cast<std::size_t>(m)].busy = true;
+  for (int m = lo; m < hi; ++m) at(m).busy = true;
   result_.busy_s += d * (hi - lo);
-  steps.push({now + d, lo, kGroupStep});
+  steps_.push({now + d, lo, kGroupStep});
 }
 
-void Engine::finish(int r, double now) {
-  Replica& rep = replicas_[static_cast<std::size_t>(r)];
-  std::vector<int>& done = done_;
-  done.clear();
-  std::vector<int>& leaving = leaving_;
-  leaving.clear();
-  for (const auto& [id, n] : rep.scheduled) {
-    Seq& s = seqs_[static_cast<std::size_t>(id)];
-    s.computed += n;
-    if (s.computed < s.prompt + s.generated) continue;
-    ++s.generated;
-    RequestOutcome& o = result_.requests[static_cast<std::size_t>(id)];
-    if (s.generated == 1) {
-      o.first_token_s = now;
-      if (c_.prefix_caching) rep.cache.insert(reqs_[static_cast<std::size_t>(id)].block_hashes);
-    }
-    if (s.generated >= s.out) {
-      o.end_s = now;
-      done.push_back(id);
-    } else if (r < prefill_) {
-      leaving.push_back(id);
-    }
+void ServingEngine::finish(int r, double now) {
+  Replica& rep = at(r);
+  const StepOutput& out = rep.scheduler.finish();
+  for (int id : out.first_token) result_.requests[static_cast<std::size_t>(id)].first_token_s = now;
+  for (int id : out.finished) result_.requests[static_cast<std::size_t>(id)].end_s = now;
+  if (!out.prefilled.empty()) {
+    const auto to = decoders();
+    for (int id : out.prefilled) handoff_.hand_off(id, r, now, to);
   }
-  for (int id : leaving) hand_off(rep, r, id, now);
-  for (int id : done) {
-    Seq& s = seqs_[static_cast<std::size_t>(id)];
-    pool(rep).release(s.blocks, 0);
-    rep.free_blocks += s.blocks;
-    s.blocks = 0;
-    rep.running.erase(std::find(rep.running.begin(), rep.running.end(), id));
-  }
-  rep.scheduled.clear();
   rep.busy = false;
 }
 
+void ServingEngine::go_down(int k, double now) {
+  const int r = c_.outages[static_cast<std::size_t>(k)].replica;
+  if (!lifecycle_.go_down(r, now)) return;
+  Replica& rep = at(r);
+  ++rep.epoch;
+  rep.busy = false;
+  std::vector<int> moved = rep.scheduler.evict();
+  handoff_.drop(r, now, decoders(), moved);  // disaggregated: KV in flight from it lost, to it sent elsewhere
+  result_.rerouted[static_cast<std::size_t>(k)] += static_cast<long>(moved.size());
+  send_all(moved, now);
+}
+
+void ServingEngine::come_back(int k, double now) {
+  const int r = c_.outages[static_cast<std::size_t>(k)].replica;
+  const ReplicaLifecycle::Return back = lifecycle_.come_back(r, now);
+  if (back == ReplicaLifecycle::Return::kNotDown) return;
+  resend_orphans(now);
+  if (back == ReplicaLifecycle::Return::kServes && !at(r).busy) start(r, now);
+}
+
+void ServingEngine::decide(double now) {
+  std::vector<ReplicaActivity> activity(replicas_.size());
+  for (int r = 0; r < count(); ++r) {
+    const Replica& rep = at(r);
+    activity[static_cast<std::size_t>(r)] = {static_cast<std::size_t>(rep.scheduler.waiting()),
+                                             !rep.busy && rep.scheduler.empty() && !handoff_.busy(r)};
+  }
+  lifecycle_.decide(now, activity, !orphans_.empty(), handoff_.parked());
+}
+
+void ServingEngine::land(double now) {
+  const KvHandoff::Landing l = handoff_.land();
+  if (l.id < 0) return;  // cancelled by an outage
+  Replica& from = at(l.from);
+  from.scheduler.kv().free(l.blocks);
+  if (!from.busy && !lifecycle_.failed(l.from)) start(l.from, now);
+  Replica& to = at(l.to);
+  to.scheduler.add(l.id);
+  if (!to.busy) start(l.to, now);
+}
+
+}  // namespace
 }  // namespace fleetsim::serving_detail
 
 namespace fleetsim {
 
 ServingResult simulate_serving(const std::vector<ServingRequest>& requests, const ServingStepModel& model,
                                const ServingEngineConfig& config) {
-  return serving_detail::Engine(requests, model, config).run();
+  return serving_detail::ServingEngine(requests, model, config).run();
 }
 
 }  // namespace fleetsim

@@ -1,35 +1,24 @@
 #pragma once
 // Request-level, iteration-level simulation of LLM serving replicas, as vLLM's v1 engine runs them
-// (issue 14). Each replica loops over engine steps: it schedules its running requests first (one
-// decode token each, or the next prefill chunk), then admits waiting requests first-come first-served
-// while the step's token budget (max_num_batched_tokens), max_num_seqs and free KV blocks allow,
-// chunking prefills to the budget; the step lasts ServingStepModel::step_s of that batch. KV cache:
-// paged, block_size tokens per block, kv_blocks per replica; a running request that cannot get a
-// block preempts the latest-admitted running request (its KV is freed and recomputed later, as
-// vLLM's recompute preemption), and no waiting request is admitted in that step. A step in which a
-// request has computed all its known tokens samples its next token (the first one ends its prefill).
-// Requests are routed on arrival: round-robin, least-outstanding, or prefix-aware (the replica whose
-// prefix cache holds the longest run of the request's block hashes; ties least-outstanding).
-// Prefill/decode disaggregation (DistServe/Splitwise; prefill_replicas > 0): arrivals are routed to
-// the first prefill_replicas replicas, which run the same scheduler; when a request's prefill samples
-// its first token (its TTFT) it leaves the prefill replica, whose KV blocks stay held while its KV
-// (prompt x kv_bytes_per_token bytes) crosses the link to a decode replica (the least outstanding,
-// ties the fastest link): latency + bytes / bandwidth. It then waits there like any request whose KV
-// is computed, and decodes (a decode replica that preempts it recomputes it locally).
-// Pure discrete-event code (no SimGrid): replicas advance step by step in time order.
+// (issue 14). Each replica loops over engine steps scheduled by its ReplicaScheduler (running requests
+// first, then waiting ones first come first served under the token budget, max_num_seqs and the free
+// KV blocks, chunked prefill, recompute preemption) over its KvCacheManager (paged blocks, free-block
+// queue, prefix cache); a step lasts ServingStepModel::step_s of its batch. Arrivals go through the
+// service's Router (`routing`, one file per policy in routers/) to the replicas that can take them
+// now; the autoscaler and failover outages (ReplicaLifecycle) switch replicas on and off; with
+// prefill/decode disaggregation a request's KV crosses to a decode replica after its prefill
+// (KvHandoff). sim/serving/README.md describes the rooms. Pure discrete-event code (no SimGrid):
+// replicas advance step by step in time order.
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "models/serving/step_model.hpp"
+#include "workloads/base/options.hpp"
 #include "workloads/requests/request_trace.hpp"
 
 namespace fleetsim {
-
-/// kVllmDp: vLLM's data-parallel load balancer (v1 DPLBAsyncMPClient): the rank of the lowest
-/// 4 x waiting + running, the lowest index on ties (from fresh counts, not its 100 ms stats).
-enum class Routing { kRoundRobin, kLeastOutstanding, kPrefixAware, kVllmDp };
 
 /// A replica out of service (a hardware failure or maintenance drain on its node, from the cluster
 /// run): at down_s its step in flight is lost and its running and waiting requests, KV lost, go to the
@@ -65,7 +54,11 @@ struct ServingEngineConfig {
   /// group's step starts when all its replicas are free and lasts as long as its longest replica's
   /// step, each timed with BatchShape::group_tokens = the group's new tokens. 1: independent.
   int lockstep = 1;
-  Routing routing = Routing::kRoundRobin;
+  /// The router's name (sim/serving/router.hpp: `fleetsim policies` lists them): round-robin,
+  /// least-outstanding, prefix-aware, vllm-dp, or any registered one. Unknown: InputError listing them.
+  std::string routing = "round-robin";
+  /// Where a router reads keys of its own (the service's table); empty: their defaults.
+  Options router_options;
   double sample_every_s = 1;  ///< period of the queue/KV time series
   /// Autoscaler (off when min_replicas is 0 or >= replicas): min_replicas run from the start; every
   /// scale_interval_s, when the waiting requests per ready replica exceed scale_up_queue, one more

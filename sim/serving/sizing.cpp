@@ -68,9 +68,8 @@ SizingResult size_service(const ServiceSpec& spec, double target, const std::vec
                   : std::clamp(static_cast<int>(std::lround(static_cast<double>(n) *
                                                             p.engine.prefill_replicas / p.engine.replicas)),
                                1, n - 1);
-      c.routing = spec.engine.replicas > 1 || spec.engine.routing != Routing::kRoundRobin
-                      ? spec.engine.routing
-                      : Routing::kLeastOutstanding;
+      c.routing = spec.engine.replicas > 1 || spec.engine.routing != "round-robin" ? spec.engine.routing
+                                                                                   : "least-outstanding";
       const ServingResult res = simulate_serving(reqs, *p.model, c);
       std::vector<double> ttft, tpot;
       for (std::size_t i = 0; i < reqs.size(); ++i) {

@@ -111,7 +111,7 @@ TEST_CASE("disaggregation: with an infinitely fast link, TPOT beats colocation u
     dis.kv_link = {INFINITY, 0};
     ServingEngineConfig col = dis;
     col.prefill_replicas = 0;
-    col.routing = Routing::kLeastOutstanding;
+    col.routing = "least-outstanding";
     const auto d = simulate_serving(reqs, m, dis), c = simulate_serving(reqs, m, col);
     std::vector<double> td, tc;
     for (std::size_t i = 0; i < reqs.size(); ++i) {

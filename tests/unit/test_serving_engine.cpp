@@ -181,7 +181,7 @@ TEST_CASE("serving engine: routing - round-robin, least-outstanding and prefix-a
   CHECK(r.requests[1].replica == 1);
   CHECK(r.requests[2].replica == 0);
   // Prefix-aware: the third request shares its first block with the second, so it follows it.
-  c.routing = Routing::kPrefixAware;
+  c.routing = "prefix-aware";
   c.prefix_caching = true;
   const std::vector<ServingRequest> pre = {req(0, 32, 2, {1, 2}), req(0.001, 32, 2, {7, 8}),
                                            req(1.0, 32, 2, {7, 9})};
@@ -208,12 +208,12 @@ TEST_CASE("serving engine: vllm-dp routing weighs waiting requests 4 to 1 agains
   ServingEngineConfig c = config();
   c.replicas = 2;
   c.max_num_seqs = 8;
-  for (const Routing routing : {Routing::kVllmDp, Routing::kLeastOutstanding}) {
+  for (const std::string routing : {"vllm-dp", "least-outstanding"}) {
     c.routing = routing;
     const auto r = simulate_serving(reqs, m, c);
     for (int i = 0; i < 6; ++i) CHECK(r.requests[static_cast<std::size_t>(i)].replica == i % 2);
     CHECK(r.requests[6].replica == 1);
-    CHECK(r.requests[7].replica == (routing == Routing::kVllmDp ? 0 : 1));
+    CHECK(r.requests[7].replica == (routing == "vllm-dp" ? 0 : 1));
   }
 }
 
@@ -229,7 +229,7 @@ TEST_CASE("serving engine: more replicas never raise the mean TTFT (random load,
   for (int n : {1, 2, 4, 8}) {
     ServingEngineConfig c = config(2000);
     c.replicas = n;
-    c.routing = Routing::kLeastOutstanding;
+    c.routing = "least-outstanding";
     const auto r = simulate_serving(reqs, m, c);
     double sum = 0;
     for (const auto& o : r.requests) {
@@ -250,7 +250,7 @@ TEST_CASE("serving engine: the autoscaler starts replicas when requests queue, a
   ServingEngineConfig c = config();
   c.replicas = 4;
   c.max_num_seqs = 1;
-  c.routing = Routing::kLeastOutstanding;
+  c.routing = "least-outstanding";
   auto mean_ttft = [&](const ServingResult& r) {
     double s = 0;
     for (std::size_t i = 0; i < reqs.size(); ++i) s += r.requests[i].first_token_s - reqs[i].arrival_s;

@@ -1,0 +1,10 @@
+#include "sim/serving/router.hpp"
+
+namespace fleetsim {
+
+RouterRegistry& routers() {
+  static RouterRegistry registry("routing");
+  return registry;
+}
+
+}  // namespace fleetsim
