@@ -11,6 +11,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/cluster/placer.hpp"
 #include "sim/engine/policy.hpp"
+#include "sim/serving/router.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/jobs/trace_reader.hpp"
@@ -50,6 +51,7 @@ Runner setup_policies(CLI::App&) {
         schedulers(), "scheduling policies (scheduler.policy)", "options");
     list_policies<decltype(placers()), PlacerParams>(placers(), "placement policies (scheduler.placement)",
                                                      "placement_options");
+    list_registry(routers(), "serving routers ([[service]] routing)");
     list_registry(job_models(), "job models (execution.job_model; also: auto)");
     list_registry(trace_readers(), "trace formats (workload.format)");
     list_registry(kernel_models(), "kernel models (execution.kernel_model)");
