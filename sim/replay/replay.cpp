@@ -282,7 +282,10 @@ class Replayer {
   }
 
   double edge_lag(const Edge& e, std::size_t target) const {
-    if (e.kind == EdgeKind::thread_order && e.binding) return e.lag * w_.launch_overhead_scale;
+    if (e.kind == EdgeKind::thread_order && e.binding)
+      return e.lag * w_.launch_overhead_scale * (r_.gap_scale.empty() ? 1.0 : r_.gap_scale[target]);
+    if (e.kind == EdgeKind::sync && !r_.unsync.empty() && r_.unsync[target] != 0)
+      return -std::numeric_limits<double>::infinity();
     if (e.kind == EdgeKind::collective) return e.lag * r_.factor[target];
     return e.lag;
   }
