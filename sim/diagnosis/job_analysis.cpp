@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/diagnosis/what_if.hpp"
 #include "sim/replay/op_index.hpp"
 #include "workloads/base/text.hpp"
 
@@ -192,7 +193,7 @@ JobAnalysis analyse_job(const JobInput& job) {
     a.step_s += r.step_s;
     compute.push_back(r.step.compute);
   }
-  a.step_s /= std::max<std::size_t>(1, a.ranks.size());
+  a.step_s = step_period_s(a.steps, false);
   const double med = median(compute);
   double worst = 0;
   for (const auto& r : a.ranks)

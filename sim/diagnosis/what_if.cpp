@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -145,10 +146,23 @@ double replay_step_s(const JobAnalysis& a, const Fix* fix) {
   if (fix != nullptr && fix->adjust) fix->adjust(a, r);
   const replay::ReplayCluster cluster = replay::replay_cluster(a.graph, r.source_gpu, w);
   const replay::ReplayRun run = replay::simulate(a.graph, r, w, cluster);
-  const auto steps = replay::analyse(a.graph, a.measured, run.times);
+  return step_period_s(replay::analyse(a.graph, a.measured, run.times), true);
+}
+
+double step_period_s(const std::vector<replay::StepResult>& steps, bool predicted) {
+  std::map<int, std::vector<std::pair<double, double>>> by_rank;  // (start, length) per step
+  for (const auto& s : steps) {
+    const double len = predicted ? s.predicted : s.measured;
+    const double end = predicted ? s.predicted_end : s.measured_end;
+    by_rank[s.rank].emplace_back(end - len, len);
+  }
   double sum = 0;
-  for (const auto& s : steps) sum += s.predicted;
-  return steps.empty() ? 0 : sum / static_cast<double>(steps.size());
+  for (auto& [rank, v] : by_rank) {
+    std::sort(v.begin(), v.end());
+    sum += v.size() >= 2 ? (v.back().first - v.front().first) / static_cast<double>(v.size() - 1)
+                         : v.front().second;
+  }
+  return by_rank.empty() ? 0 : sum / static_cast<double>(by_rank.size());
 }
 
 }  // namespace fleetsim::diagnosis
