@@ -159,9 +159,9 @@ int diagnose(const DiagnoseOptions& o) {
       for (std::size_t i = 0; i < j.findings.size(); ++i)
         if (j.findings[i].fix && j.findings[i].fix->estimate == "prediction") j.combined_s = j.predicted_s[i];
 
-  Staging staging(o.out, "--out");
   std::optional<FleetResult> fleet;
   if (!o.jobs_csv.empty() || !o.shares_csv.empty()) fleet = rank_fleet(jobs, o);
+  Staging staging(o.out, "--out");
   if (!o.scenario.empty()) {
     std::map<std::string, double> speedup;
     for (const auto& j : jobs)
