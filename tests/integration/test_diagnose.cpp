@@ -368,6 +368,12 @@ TEST_CASE("diagnose: bad input exits 2 naming file and field, and writes nothing
   CHECK(d.output.find("rank 1 is missing") != std::string::npos);
   CHECK(!fs::exists(d.dir));
 
+  write_file(dir / "jobs.csv", "id,model,gpus\nj0,r0,8\n");
+  d = diagnose((dir / "r0.json").string() + " --jobs " + (dir / "jobs.csv").string(), dir);
+  CHECK(d.code == 2);
+  CHECK(d.output.find("jobs.csv:1: field 'duration'") != std::string::npos);
+  CHECK(!fs::exists(d.dir));
+
   d = diagnose((dir / "r0.json").string() + " --threshold input_stall.min_shar=0.1", dir);
   CHECK(d.code == 2);
   CHECK(d.output.find("input_stall.min_share") != std::string::npos);
