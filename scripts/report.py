@@ -5,7 +5,8 @@ Usage: scripts/report.py DIR [DIR ...] --out report.html   (what `fleetsim repor
        scripts/report.py --self-test
 
 Each DIR is a run folder (summary.json + jobs.csv: `fleetsim run`), a compare folder (comparison.csv:
-`fleetsim compare`) or a sweep folder (aggregate.csv + runs.csv: `fleetsim sweep`). The page holds,
+`fleetsim compare`), a sweep folder (aggregate.csv + runs.csv: `fleetsim sweep`) or a diagnosis folder
+(summary.json + findings.csv + breakdown.csv: `fleetsim diagnose`; scripts/report_diagnosis.py). The page holds,
 per folder: the scenario, headline metrics (with 95% intervals), JCT/wait CDFs, utilization and queue
 over time (run, compare), metric-vs-swept-key plots with confidence bands and the paired comparisons
 (sweep), and where present serving SLOs, failures and energy/cost. Plots are PNG embedded as base64;
@@ -39,19 +40,23 @@ def kind_of(folder):
         return "sweep"
     if has("comparison.csv"):
         return "compare"
+    if has("summary.json", "findings.csv", "breakdown.csv"):
+        return "diagnosis"
     if has("summary.json", "jobs.csv"):
         return "run"
     raise BadInput(f"{folder}: not a fleetsim output folder: a run has summary.json and jobs.csv, a compare "
-                   "comparison.csv, a sweep aggregate.csv and runs.csv")
+                   "comparison.csv, a sweep aggregate.csv and runs.csv, a diagnosis findings.csv and breakdown.csv")
 
 
 def build(folders):
     kinds = [kind_of(f) for f in folders]  # every folder checked before matplotlib is even loaded
+    import report_diagnosis
     import report_html as H
     import report_run
     import report_sweep
 
-    parts_of = {"run": report_run.run_part, "compare": report_run.compare_part, "sweep": report_sweep.sweep_part}
+    parts_of = {"run": report_run.run_part, "compare": report_run.compare_part, "sweep": report_sweep.sweep_part,
+                "diagnosis": report_diagnosis.diagnosis_part}
     parts, toc = [], []
     for i, (folder, kind) in enumerate(zip(folders, kinds)):
         prefix = f"f{i}"
@@ -129,6 +134,24 @@ def fake_run(d, seed=1, services=False, failures=False):
         json.dump(summary, f)
 
 
+def fake_diagnosis(d):
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump({"diagnosis": {"jobs": 2}, "rerun": {"jobs_changed": 8, "mean_jct_s": {
+            "baseline": 7200.0, "fixed": 6000.0, "change": -1 / 6}}}, f)
+    with open(os.path.join(d, "findings.csv"), "w") as f:
+        f.write("job,rule,value,threshold,unit,evidence,fix,estimate,simulated,measured_step_s,baseline_step_s,"
+                "predicted_step_s,speedup,not_simulated\n"
+                "stall,input_stall,0.09,0.05,share of step,DataLoader,prefetch,prediction,true,0.0011,0.0011,0.001,1.1,\n"
+                "idle,low_utilization,0.3,0.5,share of step,busy 30%,,,false,0.001,0.001,,,a symptom\n")
+    with open(os.path.join(d, "breakdown.csv"), "w") as f:
+        f.write("job,rank,step_s,step_compute_s,step_communication_s,step_memory_s,step_idle_s,step_overlap_s\n"
+                "stall,0,0.0011,0.0009,0,0,0.0002,0\nidle,0,0.001,0.0003,0,0,0.0007,0\n")
+    with open(os.path.join(d, "fixes.csv"), "w") as f:
+        f.write("rank,fix,estimate,jobs,gpu_hours,gpu_hours_saved,share_of_fleet_gpu_hours\n"
+                "1,input_stall,prediction,8,704,64,0.06\n2,exposed_communication,upper bound,1,8,1,0.001\n")
+
+
 def fake_sweep(d):
     runs = ["run,combination,scheduler.policy,cluster.pool.0.nodes,seed,status,error,scenario_hash,mean_jct_s"]
     agg = ["combination,scheduler.policy,cluster.pool.0.nodes,metric,n,mean,std,ci95,min,max"]
@@ -163,13 +186,16 @@ def self_test():
         run, sweep, out = os.path.join(tmp, "run"), os.path.join(tmp, "sweep"), os.path.join(tmp, "r.html")
         fake_run(run, services=True, failures=True)
         fake_sweep(sweep)
-        rc = main(["report.py", run, sweep, "--out", out])
+        diag = os.path.join(tmp, "diag")
+        fake_diagnosis(diag)
+        rc = main(["report.py", run, sweep, diag, "--out", out])
         check(rc == 0, f"exit {rc} on good folders")
         text = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
         for sid in ["scenario", "headline", "cdf", "timeseries", "serving", "failures", "energy", "lines",
-                    "paired", "runs"]:
+                    "paired", "runs", "fixes", "breakdown", "findings", "rerun"]:
             check(f'data-section="{sid}"' in text, f"section {sid} missing")
-        check(text.count("data:image/png;base64,") >= 6, "fewer than 6 embedded PNG images")
+        check(text.count("data:image/png;base64,") >= 8, "fewer than 8 embedded PNG images")
+        check("input_stall" in text and "1.100x (prediction)" in text, "diagnosis finding or speedup not shown")
         check("http://" not in text and "https://" not in text, "an http(s):// reference in the page")
         check("<script" not in text and "<link" not in text, "a script or link element in the page")
         check("1.111 ± 0.1111 h" in text, "sweep mean ± CI (4000 ± 400 s) not shown")

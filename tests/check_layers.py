@@ -50,10 +50,12 @@ ALLOWED = {
     "sim/app": {"workloads/base", "workloads/jobs", "models/hardware", "sim/platform", "sim/engine",
                 "sim/metrics", "sim/network", "sim/failures", "sim/serving"},
     "sim/experiments": {"workloads/base", "models/job", "sim/platform", "sim/cluster", "sim/engine", "sim/app"},
+    "sim/diagnosis": {"workloads/base", "workloads/profiler", "models/hardware", "models/kernel", "sim/replay",
+                      "sim/app"},
     "sim/cli": {"workloads/base", "workloads/jobs", "workloads/profiler", "workloads/throughputs",
                 "models/hardware", "models/kernel", "models/collective", "models/calibration", "models/job",
                 "models/llm", "sim/cluster", "sim/engine", "sim/metrics", "sim/replay", "sim/serving", "sim/app",
-                "sim/experiments"},
+                "sim/experiments", "sim/diagnosis"},
 }
 OURS = ("workloads", "models", "sim")
 FREE = {"tests"}        # may include anything of ours

@@ -200,7 +200,7 @@ class Replayer {
     for (std::size_t v = 0; v < n; ++v) {
       Dag::in_edge_iterator ei, ee;
       for (boost::tie(ei, ee) = boost::in_edges(v, g_.g); ei != ee; ++ei)
-        ++(g_.g[*ei].to_end ? end_pending_[v] : start_pending_[v]);
+        if (!dropped(g_.g[*ei], v)) ++(g_.g[*ei].to_end ? end_pending_[v] : start_pending_[v]);
       if (start_pending_[v] == 0) push(std::max(0.0, g_.g[v].start), v, Kind::start);
     }
     network_ = std::make_unique<ReplayNetwork>(g_, cluster, r_.factor);
@@ -281,8 +281,14 @@ class Replayer {
     }
   }
 
+  // A synchronising call made asynchronous (Retiming::unsync) no longer waits for its GPU work.
+  bool dropped(const Edge& e, std::size_t target) const {
+    return e.kind == EdgeKind::sync && !r_.unsync.empty() && r_.unsync[target] != 0;
+  }
+
   double edge_lag(const Edge& e, std::size_t target) const {
-    if (e.kind == EdgeKind::thread_order && e.binding) return e.lag * w_.launch_overhead_scale;
+    if (e.kind == EdgeKind::thread_order && e.binding)
+      return e.lag * w_.launch_overhead_scale * (r_.gap_scale.empty() ? 1.0 : r_.gap_scale[target]);
     if (e.kind == EdgeKind::collective) return e.lag * r_.factor[target];
     return e.lag;
   }
@@ -291,8 +297,8 @@ class Replayer {
     Dag::out_edge_iterator oi, oe;
     for (boost::tie(oi, oe) = boost::out_edges(v, g_.g); oi != oe; ++oi) {
       const Edge& e = g_.g[*oi];
-      if (e.from_start != from_start) continue;
       const std::size_t m = boost::target(*oi, g_.g);
+      if (e.from_start != from_start || dropped(e, m)) continue;
       const double val = t + edge_lag(e, m);
       const Cause c{static_cast<long>(v), e.kind, e.from_start};
       if (e.to_end) {

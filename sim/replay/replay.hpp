@@ -46,6 +46,13 @@ struct WhatIf {
 /// Per-node duration multipliers and what they were derived from.
 struct Retiming {
   std::vector<double> factor;  ///< per vertex
+  /// Per vertex (empty: all 1): scales the measured host gap before a CPU call (its binding
+  /// thread-order lag) on top of launch_overhead_scale; 0 removes the gap (fleetsim diagnose: input
+  /// stalls hidden by prefetch, launches captured in a CUDA graph).
+  std::vector<double> gap_scale;
+  /// Per vertex (empty: none): the CPU call no longer waits for the GPU work it synchronised with
+  /// (fleetsim diagnose: a synchronous host-to-device copy made asynchronous).
+  std::vector<char> unsync;
   std::string source_gpu, target_gpu;
   long by_spec_ratio = 0, by_kernel_model = 0;
   std::vector<std::string> notes;
