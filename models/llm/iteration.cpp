@@ -196,7 +196,7 @@ Prediction predict_iteration(const TransformerConfig& m, const TrainingSetup& se
                      ", gradients " + gb(out.memory.grads) + ", optimizer " + gb(out.memory.optimizer) +
                      ", activations " + gb(out.memory.activations) + " with recompute " +
                      std::string(to_string(s.recompute)) + ", ZeRO " + std::to_string(s.zero) + "), " +
-                     p.gpu->name + " has " + gb(out.memory_capacity);
+                     p.gpu->name + " has " + gb(out.memory_capacity) + " GB";
   }
   return out;
 }
