@@ -48,7 +48,7 @@ const KeyRegistrar kKeys{{
      "calibration JSON for the kernel and collective models (e.g. models/calibrations/neusight-fp32.json)",
      "llm"},
     {"execution", "llm_launch_us", K::kFloat, "us", fmt(llm::kDefaultLaunchUs, 1),
-     "host time to issue one kernel; the GPU runs kernels as the host issues them (models/llm/host.hpp; "
+     "host time to issue one kernel: each Megatron kernel takes at least this long (models/llm/host.hpp; "
      "fitted on vTrain, models/llm/README.md); 0: kernels as the kernel model times them",
      "llm",
      [](const Options& o, const std::string& key) {

@@ -4,6 +4,7 @@
 // says when a case does not fit in memory or spans servers of the default platform.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,12 @@ const char* kMultiNode =
     "0.4,16,32,2,1024,16,24,1024,8,2,1,700.5\r\n"
     "1.2,8,16,2,2048,16,24,1024,1,8,1,800.25\r\n"
     "1.2,8,128,16,2048,16,24,2048,1,8,1,9000\r\n";
+
+/// These cases check the CSV and JSON outputs: the plot script is a no-op (it takes seconds per run).
+void no_plots(const fs::path& dir) {
+  test::write_file(dir / "noplot.py", "\n");
+  ::setenv("FLEETSIM_PLOT_LLM_EVAL", (dir / "noplot.py").c_str(), 1);
+}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -69,6 +76,7 @@ TEST_CASE("neusight labels: folders named NVIDIA_H100_80GB_HBM3 and NVIDIA_A100_
     fs::create_directories(dir / "labels" / gpu);
     test::write_file(dir / "labels" / gpu / "tiny-train-512-16-dp4.json", R"({"e2e_latency": 50.0})");
   }
+  no_plots(dir);
   const auto r = read_neusight_labels((dir / "labels").string(), (dir / "configs").string(), TrainingSetup{});
   REQUIRE(r.cases.size() == 2);
   CHECK(r.cases[0].gpu == "A100-80GB-PCIe");
@@ -129,6 +137,7 @@ TEST_CASE("vtrain csv: the multi-node file's leading Parameters column, BOM, CRL
 
 TEST_CASE("llm eval: multi-node cases warn on the default platform, not on a cluster-only --platform") {
   const auto dir = test::temp_dir("llm-eval-multi");
+  no_plots(dir);
   test::write_file(dir / "multi.csv", kMultiNode);
   const std::string csv = (dir / "multi.csv").string();
   auto r = test::run_fleetsim("llm eval --out " + (dir / "a").string() + " " + csv);
