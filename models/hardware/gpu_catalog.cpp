@@ -372,60 +372,11 @@ std::vector<GpuSpec> make_catalog() {
   return c;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  return lower(a) == lower(b);
-}
-
-// Vendor prefixes as nvidia-smi / rocm-smi print them ("Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB").
-constexpr std::string_view kPrefixes[] = {"nvidia ", "tesla ", "amd instinct ", "amd "};
-
-const GpuSpec* find_exact(std::string_view name) {
-  for (const auto& g : gpu_catalog()) {
-    if (iequals(g.name, name)) return &g;
-    for (const auto& a : g.aliases)
-      if (iequals(a, name)) return &g;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog = make_catalog();
   return catalog;
-}
-
-const GpuSpec* find_gpu(std::string_view name) {
-  name = trim(name);
-  if (const GpuSpec* g = find_exact(name)) return g;
-  const std::string low = lower(name);
-  for (auto prefix : kPrefixes) {
-    if (low.starts_with(prefix)) return find_gpu(name.substr(prefix.size()));
-  }
-  return nullptr;
-}
-
-const GpuSpec& gpu_spec(std::string_view name, const std::string& file, long line, const std::string& key) {
-  if (const GpuSpec* g = find_gpu(name)) return *g;
-  std::vector<std::string> spellings;
-  for (const auto& g : gpu_catalog()) {
-    spellings.push_back(g.name);
-    spellings.insert(spellings.end(), g.aliases.begin(), g.aliases.end());
-  }
-  std::string msg = "unknown GPU model '" + std::string(name) + "'";
-  if (auto best = closest(name, spellings); !best.empty()) {
-    const std::string& canonical = find_exact(best)->name;
-    msg += " (did you mean '" + canonical + "'?)";
-  }
-  msg += "; valid: " + join(gpu_names(), ", ");
-  throw InputError(file, line, key, msg);
-}
-
-std::vector<std::string> gpu_names() {
-  std::vector<std::string> out;
-  for (const auto& g : gpu_catalog()) out.push_back(g.name);
-  return out;
 }
 
 namespace {

@@ -31,7 +31,17 @@ struct GpuSpec {
 
 /// All catalog entries, in a fixed order.
 const std::vector<GpuSpec>& gpu_catalog();
-/// Find by canonical name or alias (case-insensitive); nullptr if unknown.
+/// A GPU name resolved against the catalog, and what was repaired to resolve it.
+struct GpuMatch {
+  const GpuSpec* gpu = nullptr;  ///< nullptr: unknown, or more than one GPU matches
+  std::string repaired;          ///< "" when the name is a catalog name or alias as written
+};
+/// Resolves any spelling of a catalog name or alias (gpu_names.cpp): case, '_' or ' ' for '-', runs of
+/// separators, and vendor prefixes as nvidia-smi, rocm-smi and tools write them ("NVIDIA ", "Tesla_",
+/// "NVIDIA_GeForce_", "AMD Instinct "): NeuSight's folder "NVIDIA_H100_80GB_HBM3" is "H100",
+/// "NVIDIA_A100_80GB_PCIe" is "A100-80GB-PCIe". `repaired` says which of these it took.
+GpuMatch resolve_gpu(std::string_view name);
+/// resolve_gpu(name).gpu.
 const GpuSpec* find_gpu(std::string_view name);
 /// Like find_gpu but raises InputError(file, line, key) listing valid names (and the closest) if unknown.
 const GpuSpec& gpu_spec(std::string_view name, const std::string& file = "", long line = 0,

@@ -5,8 +5,9 @@
 // Job: model = "<model> (tp T, pp P, seq S, batch B[, micro M])" (workloads/jobs/llm_job.hpp; the
 // "llm-csv" reader writes it), steps = iterations. <model>.json is a Hugging Face config.json in the
 // folder execution.llm_models. The layout is the job's own: TP and PP as given, DP = GPUs it got /
-// (TP x PP); the rest of the setup is the scenario's (execution.llm_recompute, llm_zero; bf16 mixed
-// precision, 1F1B, sequence parallelism when TP > 1, gradient overlap). No layout search: a job runs
+// (TP x PP); the rest of the setup is the scenario's (execution.llm_recompute, by default the least
+// recomputation that fits, llm_zero; bf16 mixed precision, 1F1B, sequence parallelism when TP > 1,
+// gradient overlap). No layout search: a job runs
 // the layout its owner chose (`fleetsim llm plan` finds a better one).
 // Placement: the job's servers are taken as ceil(GPUs / nodes) GPUs each (the iteration model's
 // Megatron rank order: TP innermost, then DP, then PP), so the same job spread over more nodes sends
@@ -46,22 +47,23 @@ const KeyRegistrar kKeys{{
     {"execution", "llm_calibration", K::kPath, "", "spec-only models",
      "calibration JSON for the kernel and collective models (e.g. models/calibrations/neusight-fp32.json)",
      "llm"},
-    {"execution", "llm_launch_floor_us", K::kFloat, "us", "0",
-     "host time to launch one kernel: a kernel takes at least this long (vTrain fp16: 85, with "
-     "llm_tensor_core_efficiency 0.7; README)",
+    {"execution", "llm_launch_us", K::kFloat, "us", fmt(llm::kDefaultLaunchUs, 1),
+     "host time to issue one kernel: each Megatron kernel takes at least this long (models/llm/host.hpp; "
+     "fitted on vTrain, models/llm/README.md); 0: kernels as the kernel model times them",
      "llm",
      [](const Options& o, const std::string& key) {
        if (o.number(key, 0) < 0) throw o.error(key, "must be >= 0");
      }},
     {"execution", "llm_tensor_core_efficiency", K::kFloat, "", "the calibration's (1)",
-     "bf16/fp16 GEMMs run at this x the fp32 fits' roofline efficiency on the tensor-core peak (vTrain: 0.7)",
-     "llm",
+     "bf16/fp16 GEMMs run at this x the fp32 fits' roofline efficiency on the tensor-core peak", "llm",
      [](const Options& o, const std::string& key) {
        const double e = o.number(key, 1);
        if (!(e > 0 && e <= 1)) throw o.error(key, "must be in (0, 1]");
      }},
-    {"execution", "llm_recompute", K::kString, "", "selective",
-     "activation recomputation of every job: none | selective | full", "llm"},
+    {"execution", "llm_recompute", K::kString, "", "auto",
+     "activation recomputation of every job: none | selective | full | auto (the least that fits in the "
+     "GPU's memory)",
+     "llm"},
     {"execution", "llm_zero", K::kInt, "", "1", "ZeRO stage 0-3 of every job (over its DP group)", "llm",
      [](const Options& o, const std::string& key) {
        const long z = o.integer(key, 1);
@@ -79,14 +81,14 @@ class LlmJobModel final : public JobModel {
  public:
   explicit LlmJobModel(const JobModelParams& p)
       : trace_file_(p.workload.text("path", p.scenario_file)),
-        launch_floor_s_(p.settings.number("llm_launch_floor_us", 0) * 1e-6),
+        launch_s_(p.settings.number("llm_launch_us", llm::kDefaultLaunchUs) * 1e-6),
         zero_(p.settings.int32("llm_zero", 1)),
         nic_gbps_(p.nic_gbps),
         nics_per_node_(p.nics_per_node),
         gpus_per_nic_(p.gpus_per_nic),
         intra_gbps_(p.intra_node_gbps) {
-    recompute_ = llm::parse_recompute(p.settings.text("llm_recompute", "selective"), p.scenario_file,
-                                      "execution.llm_recompute");
+    llm::set_recompute(recompute_, p.settings.text("llm_recompute", "auto"), p.scenario_file,
+                       "execution.llm_recompute");
     const std::string folder = p.settings.text("llm_models", "");
     if (folder.empty())
       throw InputError(p.scenario_file, 0, "execution.llm_models",
@@ -173,7 +175,7 @@ class LlmJobModel final : public JobModel {
     s.tp = static_cast<int>(l.tp), s.pp = static_cast<int>(l.pp);
     s.dp = gpus / std::max(1, s.tp * s.pp);
     s.seq = l.seq, s.global_batch = l.global_batch, s.micro_batch = l.micro_batch;
-    s.recompute = recompute_;
+    s.recompute = recompute_.recompute, s.recompute_auto = recompute_.recompute_auto;
     s.zero = s.dp > 1 ? zero_ : 0;
     s.sequence_parallel = s.tp > 1;
     return s;
@@ -213,7 +215,7 @@ class LlmJobModel final : public JobModel {
     platform.gpus_per_node = per_node;
     platform.fabric = fabric_for(*gpu, nic_gbps_, nics_per_node_, gpus_per_nic_);
     if (intra_gbps_ > 0) platform.fabric.intra_gbs = intra_gbps_ / 8;
-    platform.launch_floor_s = launch_floor_s_;
+    platform.host.launch_s = launch_s_;
     t.prediction = llm::predict_iteration(*config, s, platform, *kernels_, *collectives_);
     if (!t.prediction.feasible)
       return fail(t, "'" + job.model + "' on " + std::to_string(gpus) + " " + gpu->name + " (DP " +
@@ -229,12 +231,12 @@ class LlmJobModel final : public JobModel {
   }
 
   std::string trace_file_;
-  double launch_floor_s_;
+  double launch_s_;
   int zero_;
   double nic_gbps_;
   int nics_per_node_, gpus_per_nic_;
   double intra_gbps_;
-  llm::Recompute recompute_ = llm::Recompute::selective;
+  llm::TrainingSetup recompute_;  ///< its recompute and recompute_auto
   std::map<std::string, llm::TransformerConfig> configs_;
   std::string names_;
   std::shared_ptr<Calibration> calibration_;

@@ -16,12 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// "NVIDIA_A100-PCIE-40GB" -> the catalog GPU (via its aliases).
-std::string catalog_gpu(const fs::path& folder) {
-  std::string name = folder.filename().string();
-  for (const char* prefix : {"NVIDIA_", "Tesla_"})
-    if (name.starts_with(prefix)) name.erase(0, std::string(prefix).size());
-  return gpu_spec(name, folder.string(), 0, "GPU folder").name;
+/// "NVIDIA_A100-PCIE-40GB", "NVIDIA_H100_80GB_HBM3" -> the catalog GPU; a repaired spelling is noted.
+std::string catalog_gpu(const fs::path& folder, NeuSightLabels& out) {
+  const std::string name = folder.filename().string();
+  const GpuMatch g = resolve_gpu(name);
+  if (g.gpu == nullptr) return gpu_spec(name, folder.string(), 0, "GPU folder").name;  // the error
+  if (!g.repaired.empty()) out.repaired.push_back(folder.string() + ": " + g.repaired);
+  return g.gpu->name;
 }
 
 long positive(const std::string& text, const std::string& file, const std::string& what) {
@@ -36,7 +37,7 @@ long positive(const std::string& text, const std::string& file, const std::strin
 
 void read_gpu_folder(const fs::path& folder, const std::string& configs, const TrainingSetup& base,
                      std::map<std::string, TransformerConfig>& models, NeuSightLabels& out) {
-  const std::string gpu = catalog_gpu(folder);
+  const std::string gpu = catalog_gpu(folder, out);
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(folder))
     if (e.path().extension() == ".json") files.push_back(e.path());
@@ -71,6 +72,7 @@ void read_gpu_folder(const fs::path& folder, const std::string& configs, const T
     c.optimizer = false;
     c.setup = base;
     c.setup.dtype = DType::fp32;
+    c.setup.recompute = Recompute::none, c.setup.recompute_auto = false;  // PyTorch eager: no checkpointing
     // Hugging Face models in PyTorch eager mode, timed up to the logits (no loss); no dropout when
     // inferring; BERT inference as sequence classification (pooler + classifier, no masked-LM head).
     c.setup.eager = true;

@@ -26,6 +26,8 @@ void add_linear_backward(PassOps& b, const LlmOp& f) {
 /// The backward of a forward pass: GEMMs twice, norms twice, other kernels once; collectives mirrored
 /// (an all-gather's backward is a reduce-scatter and vice versa).
 void add_backward(PassOps& b, const PassOps& f) {
+  // where each forward kernel's gradients end in `b`, to place the mirrored collectives
+  std::vector<long> end{static_cast<long>(b.ops.size())};
   for (const LlmOp& op : f.ops) {
     if (op.kernel.op == "linear") {
       add_linear_backward(b, op);
@@ -35,8 +37,10 @@ void add_backward(PassOps& b, const PassOps& f) {
       const double n = (op.kernel.op == "ln" ? 2 : 1) * op.backward * op.count;
       if (n > 0) b.ops.push_back({op.name + ".grad", op.kernel, n});
     }
+    end.push_back(static_cast<long>(b.ops.size()));
   }
   for (LlmComm c : f.comms) {
+    c.after = c.after < 0 ? -1 : end[static_cast<std::size_t>(std::min<long>(c.after, f.ops.size()))];
     if (c.op == Collective::all_gather)
       c.op = Collective::reduce_scatter;
     else if (c.op == Collective::reduce_scatter)
@@ -47,12 +51,14 @@ void add_backward(PassOps& b, const PassOps& f) {
 }
 
 void append(PassOps& to, const PassOps& from, const std::string& prefix) {
+  const long offset = static_cast<long>(to.ops.size());
   for (LlmOp op : from.ops) {
     op.name = prefix + op.name;
     to.ops.push_back(op);
   }
   for (LlmComm c : from.comms) {
     c.name = prefix + c.name;
+    if (c.after >= 0) c.after += offset;
     to.comms.push_back(c);
   }
 }
@@ -61,12 +67,13 @@ void append(PassOps& to, const PassOps& from, const std::string& prefix) {
 /// reduce-scatter (the matching all-gather is added before the next TP region).
 void tp_reduce(PassOps& p, const TrainingSetup& s, double bytes, const std::string& name) {
   if (s.tp == 1) return;
+  const long at = static_cast<long>(p.ops.size());
   if (s.sequence_parallel) {
-    p.comms.push_back({name + ".all_gather", CommKind::tp, Collective::all_gather, bytes, 1});
-    p.comms.push_back({name + ".reduce_scatter", CommKind::tp, Collective::reduce_scatter, bytes, 1});
+    p.comms.push_back({name + ".all_gather", CommKind::tp, Collective::all_gather, bytes, 1, at});
+    p.comms.push_back({name + ".reduce_scatter", CommKind::tp, Collective::reduce_scatter, bytes, 1, at});
     return;
   }
-  p.comms.push_back({name, CommKind::tp, Collective::all_reduce, bytes, 1});
+  p.comms.push_back({name, CommKind::tp, Collective::all_reduce, bytes, 1, at});
 }
 
 /// One layer as PyTorch eager mode runs a Hugging Face model (NeuSight's torch.fx traces; TP and
@@ -189,12 +196,16 @@ LayerOps layer_ops(const TransformerConfig& m, const TrainingSetup& s) {
     const double a2a = static_cast<double>(T * m.top_k * h) * dtype_bytes(t);
     f.ops.push_back({"moe.router", linear(t, T, m.experts, h), 1});
     f.ops.push_back({"moe.router_softmax", elementwise("softmax", t, T, m.experts), 1});
-    if (s.ep > 1) f.comms.push_back({"moe.dispatch", CommKind::ep, Collective::all_to_all, a2a, 1});
+    if (s.ep > 1)
+      f.comms.push_back(
+          {"moe.dispatch", CommKind::ep, Collective::all_to_all, a2a, 1, static_cast<long>(f.ops.size())});
     const double n = static_cast<double>(local);
     f.ops.push_back({"moe.fc1", linear(t, per_expert, m.gated_mlp ? 2 * fi : fi, h), n});
     f.ops.push_back({"moe.act", elementwise(m.gated_mlp ? "mul" : "gelu", t, per_expert, fi), n});
     f.ops.push_back({"moe.fc2", linear(t, per_expert, h, fi), n});
-    if (s.ep > 1) f.comms.push_back({"moe.combine", CommKind::ep, Collective::all_to_all, a2a, 1});
+    if (s.ep > 1)
+      f.comms.push_back(
+          {"moe.combine", CommKind::ep, Collective::all_to_all, a2a, 1, static_cast<long>(f.ops.size())});
   } else {
     const long fi = m.intermediate / s.tp;
     f.ops.push_back({"fc1", linear(t, T, m.gated_mlp ? 2 * fi : fi, h), 1});

@@ -48,6 +48,7 @@ struct LlmComm {
   Collective op = Collective::all_reduce;
   double bytes = 0;  ///< nccl-tests "size" (whole buffer for all-reduce/all-gather/reduce-scatter)
   double count = 1;
+  long after = -1;  ///< runs after this many of its pass's kernels (-1: at the end of the pass)
 };
 
 /// One pass's work: kernels and the blocking collectives between them.

@@ -193,7 +193,12 @@ Recompute parse_recompute(std::string_view text, const std::string& file, const 
   if (t == "none" || t == "false") return Recompute::none;
   if (t == "selective") return Recompute::selective;
   if (t == "full" || t == "true") return Recompute::full;
-  throw InputError(file, 0, key, "unknown recomputation '" + t + "' (none, selective, full)");
+  throw InputError(file, 0, key, "unknown recomputation '" + t + "' (none, selective, full, auto)");
+}
+
+void set_recompute(TrainingSetup& s, std::string_view text, const std::string& file, const std::string& key) {
+  s.recompute_auto = lower(text) == "auto";
+  s.recompute = s.recompute_auto ? Recompute::none : parse_recompute(text, file, key);
 }
 
 void validate(const TransformerConfig& m, const TrainingSetup& s, const std::string& file) {

@@ -70,6 +70,9 @@ struct TrainingSetup {
   int virtual_stages = 1;  ///< model chunks per pipeline rank (interleaved schedule)
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Recompute recompute = Recompute::none;
+  /// Use the least recomputation whose largest stage fits in the GPU's memory (none, selective,
+  /// full), as Megatron users choose it; `recompute` is then ignored.
+  bool recompute_auto = false;
   int zero = 0;  ///< ZeRO stage 0-3 over the data-parallel group
   bool sequence_parallel = false;
   bool overlap_grad = true;  ///< bucketed DP gradient reduction overlapping the last backward pass
@@ -86,6 +89,9 @@ struct TrainingSetup {
   /// Micro-batches per iteration per data-parallel replica.
   long microbatches() const { return global_batch / (micro_batch * dp); }
 };
+
+/// Sets s.recompute (or s.recompute_auto for "auto") from "none" | "selective" | "full" | "auto".
+void set_recompute(TrainingSetup& s, std::string_view text, const std::string& file, const std::string& key);
 
 /// Checks that `s` can run `m`: TP divides the heads (and kv heads, or kv heads divide TP), PP <= layers,
 /// global batch a multiple of micro batch x DP, EP divides the experts and DP, ZeRO in 0-3, the

@@ -449,9 +449,9 @@ std::string resolved_scenario_text(const std::string& path, const std::vector<st
   return os.str();
 }
 
-ClusterSpec load_cluster(const std::string& path) {
+ClusterSpec load_cluster(const std::string& path, const std::vector<std::string>& overrides) {
   std::set<std::string> overridden;
-  const toml::table root = parse_with_overrides(read_scenario_text(path), path, {}, overridden);
+  const toml::table root = parse_with_overrides(read_scenario_text(path), path, overrides, overridden);
   Loader loader(path, base_dir_of(path), overridden);
   loader.validate(root, "", "");
   return build_cluster(root, loader);

@@ -87,8 +87,9 @@ void check_input_paths(const Scenario& s);
 std::string resolved_scenario_text(const std::string& path, const std::vector<std::string>& overrides);
 /// Only the [cluster] section of a scenario file (the whole file is still validated against the
 /// schema, so an unknown key anywhere is an error naming file, line and key; other sections are
-/// optional). For commands that need a platform but no workload (fleetsim replay --scenario).
-ClusterSpec load_cluster(const std::string& path);
+/// optional). For commands that need a platform but no workload (fleetsim replay --scenario, fleetsim
+/// llm --platform); `overrides` as load_scenario's.
+ClusterSpec load_cluster(const std::string& path, const std::vector<std::string>& overrides = {});
 /// Same as load_scenario, from TOML text (tests); `name` is used in messages, `base_dir` resolves relative
 /// paths.
 Scenario parse_scenario(const std::string& toml_text, const std::string& name, const std::string& base_dir,

@@ -20,6 +20,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/cli/llm_cli.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/text.hpp"
 
 namespace fleetsim::cli {
 namespace {
@@ -37,6 +38,15 @@ int run_predict(const CommonArgs& a, const SetupArgs& sa, const std::string& mod
               model_file.c_str(), s.gpus(), models.platform.gpu->name.c_str(), s.tp, s.pp, s.dp, s.ep,
               r.microbatches, s.micro_batch, s.seq);
   print_breakdown(r);
+  if (!r.feasible)
+    std::fprintf(stderr, "fleetsim: warning: the layout does not fit in memory: %s\n", r.infeasible.c_str());
+  if (models.default_network && s.gpus() > models.platform.gpus_per_node)
+    std::fprintf(
+        stderr,
+        "fleetsim: warning: %d GPUs span %d servers of the default platform (one %.0f Gbit/s NIC per "
+        "server): give --platform SCENARIO for the cluster's network\n",
+        s.gpus(), (s.gpus() + models.platform.gpus_per_node - 1) / models.platform.gpus_per_node,
+        models.platform.fabric.inter_gbs * 8);
   if (!out.empty()) {
     Staging staging(out, "--out");
     staging.open("prediction.json") << to_json(r, m, s, models.platform).dump(2) << "\n";
@@ -49,6 +59,7 @@ struct Row {
   MeasuredCase c;
   double predicted_s = 0;
   double ape = 0;
+  Prediction p;
 };
 
 nlohmann::json stats(const std::vector<double>& apes) {
@@ -65,20 +76,24 @@ nlohmann::json stats(const std::vector<double>& apes) {
 
 /// What the case measured, predicted: a forward pass (inference: the stages' forward passes of one
 /// micro-batch), or the iteration without the optimizer step when the measurement has none.
-double predicted_s(const MeasuredCase& c, const Models& models) {
+double predicted_s(const MeasuredCase& c, const Models& models, Prediction& p) {
   LlmPlatform platform = models.platform;
   if (!c.gpu.empty()) {  // NeuSight: the label's GPU, in 4-GPU servers (NVLink or PCIe, from the catalog)
     platform.gpu = &gpu_spec(c.gpu);
     platform.gpus_per_node = 4;
     platform.fabric = fabric_for(*platform.gpu);
   }
-  const Prediction p = predict_iteration(c.model, c.setup, platform, *models.kernels, *models.collectives);
+  p = predict_iteration(c.model, c.setup, platform, *models.kernels, *models.collectives);
   if (c.inference) {
     double forward = 0;
     for (const StageTime& st : p.stages) forward += st.forward_s;
     return forward + platform.host_overhead_s;
   }
   return c.optimizer ? p.total_s : p.total_s - p.optimizer_s;
+}
+
+void warn(const std::string& what) {
+  std::fprintf(stderr, "fleetsim: warning: %s\n", what.c_str());
 }
 
 int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::string>& files,
@@ -88,32 +103,54 @@ int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::st
   const Models models = make_models(a);
   std::vector<Row> rows;
   std::vector<SkippedCase> skipped;
+  std::vector<std::string> notes;
+  long multi_node_default = 0;
   for (const std::string& f : files) {
     std::vector<MeasuredCase> cases;
     if (std::filesystem::is_directory(f)) {
       NeuSightLabels labels = read_neusight_labels(f, configs, base);
       cases = std::move(labels.cases);
       skipped.insert(skipped.end(), labels.skipped.begin(), labels.skipped.end());
+      notes.insert(notes.end(), labels.repaired.begin(), labels.repaired.end());
     } else {
-      cases = read_vtrain_csv(f, base);
+      cases = read_vtrain_csv(f, base, &notes);
     }
     for (MeasuredCase& c : cases) {
       Row r;
-      r.predicted_s = predicted_s(c, models);
+      r.predicted_s = predicted_s(c, models, r.p);
       r.ape = 100 * std::abs(r.predicted_s / c.measured_s - 1);
-      if (c.gpu.empty()) c.gpu = models.platform.gpu->name;
+      if (c.gpu.empty()) {
+        c.gpu = models.platform.gpu->name;
+        if (models.default_network && c.setup.gpus() > models.platform.gpus_per_node) ++multi_node_default;
+      }
       r.c = std::move(c);
       rows.push_back(std::move(r));
     }
   }
+  for (const std::string& n : notes) warn(n);
+  long not_fitting = 0;
+  for (const Row& r : rows) not_fitting += r.p.feasible ? 0 : 1;
+  if (not_fitting > 0)
+    warn(std::to_string(not_fitting) + " of " + std::to_string(rows.size()) +
+         " cases do not fit in the GPU's memory as set up (fits = 0 in predictions.csv; --recompute auto "
+         "picks "
+         "the least recomputation that fits)");
+  if (multi_node_default > 0)
+    warn(std::to_string(multi_node_default) + " cases span more than one " +
+         std::to_string(models.platform.gpus_per_node) + "-GPU server of the default platform (one " +
+         fmt(models.platform.fabric.inter_gbs * 8, 0) +
+         " Gbit/s NIC per server): give --platform SCENARIO with the measured cluster's network (vTrain's: "
+         "scenarios/llm/vtrain-a100.toml)");
   Staging staging(out, "--out");
   {
     auto csv = staging.open("predictions.csv");
-    csv << "source,case,gpu,measured_ms,predicted_ms,ape_pct\n";
-    char buf[256];
+    csv << "source,case,family,gpu,measured_ms,predicted_ms,ape_pct,recompute,memory_gb,fits\n";
+    char buf[384];
     for (const Row& r : rows) {
-      std::snprintf(buf, sizeof buf, "%s,%s,%s,%.4f,%.4f,%.3f\n", r.c.source.c_str(), r.c.name.c_str(),
-                    r.c.gpu.c_str(), r.c.measured_s * 1e3, r.predicted_s * 1e3, r.ape);
+      std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%.4f,%.4f,%.3f,%s,%.2f,%d\n", r.c.source.c_str(),
+                    r.c.name.c_str(), r.c.family.c_str(), r.c.gpu.c_str(), r.c.measured_s * 1e3,
+                    r.predicted_s * 1e3, r.ape, std::string(to_string(r.p.recompute)).c_str(),
+                    r.p.memory_bytes / 1e9, r.p.feasible ? 1 : 0);
       csv << buf;
     }
   }
@@ -126,14 +163,23 @@ int run_eval(const CommonArgs& a, const SetupArgs& sa, const std::vector<std::st
   }
   nlohmann::json j;
   j["overall"] = stats(all);
+  j["fits"] = {{"cases", rows.size()}, {"not_fitting", not_fitting}};
+  j["notes"] = notes;
+  if (multi_node_default > 0) j["multi_node_on_default_platform"] = multi_node_default;
   for (const auto& [k, v] : by_source) j["by_source_gpu"][k] = stats(v);
   for (const auto& [k, v] : by_family) j["by_family"][k] = stats(v);
-  j["setup"] = {
-      {"dtype", to_string(base.dtype)},         {"recompute", to_string(base.recompute)},
-      {"schedule", to_string(base.schedule)},   {"overlap_grad", base.overlap_grad},
-      {"kernel_model", a.kernel_model},         {"collective_model", a.collective_model},
-      {"calibration", a.calibration},           {"launch_floor_us", a.launch_floor_us},
-      {"host_overhead_ms", a.host_overhead_ms}, {"tensor_core_efficiency", a.tensor_core_efficiency}};
+  j["setup"] = {{"dtype", to_string(base.dtype)},
+                {"recompute", base.recompute_auto ? "auto" : std::string(to_string(base.recompute))},
+                {"schedule", to_string(base.schedule)},
+                {"overlap_grad", base.overlap_grad},
+                {"kernel_model", a.kernel_model},
+                {"collective_model", a.collective_model},
+                {"calibration", a.calibration},
+                {"platform", a.platform},
+                {"launch_us", a.launch_us},
+                {"cuda_graphs", a.cuda_graphs},
+                {"host_overhead_ms", a.host_overhead_ms},
+                {"tensor_core_efficiency", a.tensor_core_efficiency}};
   j["skipped"] = nlohmann::json::array();
   for (const SkippedCase& k : skipped) j["skipped"].push_back({{"file", k.file}, {"reason", k.reason}});
   staging.open("summary.json") << j.dump(2) << "\n";
@@ -160,10 +206,10 @@ const CommandRegistrar kRegistrar{
       auto common = std::make_shared<CommonArgs>();
       auto setup = std::make_shared<SetupArgs>();
       auto eval_setup = std::make_shared<SetupArgs>();
-      // vTrain's measured runs: Megatron-DeepSpeed fp16, 1F1B, no gradient bucketing (vTrain's
-      // use_gradient_bucket default), no activation recomputation: with it every micro-batch-8 case
-      // is predicted 35% slow, without it within 1.3%, and 6 cases would not fit 40 GB.
-      eval_setup->dtype = "fp16", eval_setup->recompute = "none", eval_setup->no_overlap = true;
+      // vTrain's measured runs as its config_*.json describe them: Megatron-DeepSpeed fp16, 1F1B, no
+      // gradient bucketing (use_gradient_bucket false), activation checkpointing (use_checkpoint true:
+      // full recomputation of every layer). NeuSight labels set their own (fp32, eager, none).
+      eval_setup->dtype = "fp16", eval_setup->recompute = "full", eval_setup->no_overlap = true;
       auto model = std::make_shared<std::string>();
       auto out = std::make_shared<std::string>();
       auto configs = std::make_shared<std::string>();

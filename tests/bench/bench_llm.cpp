@@ -35,7 +35,7 @@ struct Fixture {
     platform.gpus_per_node = 8;
     platform.fabric = fabric_for(*platform.gpu, 400, 8, 1);
     platform.fabric.intra_gbs = 900;
-    platform.launch_floor_s = 85e-6;
+    platform.host.launch_s = llm::kDefaultLaunchUs * 1e-6;
     base.seq = 2048, base.global_batch = 1536, base.dtype = DType::bf16;
   }
 };

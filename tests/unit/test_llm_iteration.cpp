@@ -274,21 +274,20 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   test::require_shared("llm/vtrain/ground_truth_single.csv");
   Calibration cal =
       load_calibration(std::string(FLEETSIM_SOURCE_DIR) + "/models/calibrations/neusight-fp32.json");
-  // fp16 GEMMs come from the fp32 fits' GPU work (intercept left out) at the tensor-core peak; fitted
-  // on these cases together with the launch floor (README "LLM training"): 0.7 x the fp32 fits'
-  // efficiency, 85 us (the shipped llm-fleet scenarios' llm_tensor_core_efficiency and floor).
-  cal.kernels.tensor_core_efficiency = 0.7;
+  // fp16 GEMMs at the fp32 fits' efficiency on the tensor-core peak (tensor-core efficiency 1, the
+  // calibration's), full recomputation (vTrain's use_checkpoint), and the default host launch time
+  // (fitted on alternate rows: 61 us either way; models/llm/README.md "Host overhead").
   const auto kernels = kernel_models().create("calibrated", cal.kernels);
   CollectiveModelParams cp;
   cp.calibration = std::make_shared<CollectiveCalibration>(cal.collectives);
   const auto comm = collective_models().create("calibrated", cp);
   TrainingSetup base;
-  base.dtype = DType::fp16, base.recompute = Recompute::none, base.overlap_grad = false;
+  base.dtype = DType::fp16, base.recompute = Recompute::full, base.overlap_grad = false;
   const auto cases = read_vtrain_csv(test::shared_path("llm/vtrain/ground_truth_single.csv"), base);
   REQUIRE(cases.size() == 1440);
   LlmPlatform p = a100();
-  p.gpu = &gpu_spec("A100-80GB");  // 6 cases need more than 40 GB without recomputation
-  p.launch_floor_s = 85e-6;        // fitted host time per kernel (README: "LLM training")
+  p.gpu = &gpu_spec("A100-80GB");
+  p.host.launch_s = kDefaultLaunchUs * 1e-6;
   std::vector<double> ape;
   for (const MeasuredCase& c : cases) {
     const Prediction r = predict_iteration(c.model, c.setup, p, *kernels, *comm);
@@ -299,8 +298,8 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   const auto at90 = ape.begin() + static_cast<std::ptrdiff_t>(ape.size() * 9 / 10);
   std::nth_element(ape.begin(), at90, ape.end());
   MESSAGE("vTrain single-server MAPE " << mape << "%, p90 " << *at90 << "%");
-  // Measured 6.38%, p90 14.1% (vTrain itself: 8.37%). Held out: fitted on one hidden size, 8.9% on
-  // the other; on alternate rows, 6.2-6.5% (README "LLM training").
-  CHECK(mape < 6.6);
-  CHECK(*at90 < 14.5);
+  // Measured 6.66%, p90 16.65% (vTrain itself: 8.37%; target 8%). Held out: fitted on even rows, 6.87% on the
+  // odd ones; on one hidden size, 7.5-7.7% on the other (models/llm/README.md).
+  CHECK(mape < 7.0);
+  CHECK(*at90 < 17.0);  // measured 16.65%
 }

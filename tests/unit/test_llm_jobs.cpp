@@ -44,7 +44,7 @@ std::filesystem::path models_dir() {
 std::unique_ptr<JobModel> model() {
   JobModelParams p;
   p.settings.set("llm_models", models_dir().string());
-  p.settings.set("llm_launch_floor_us", 70);
+  p.settings.set("llm_launch_us", 70);
   p.workload.set("path", "jobs.csv");
   p.scenario_file = "test.toml";
   p.nic_gbps = 400, p.nics_per_node = 8, p.gpus_per_nic = 1, p.intra_node_gbps = 7200;
@@ -105,14 +105,14 @@ TEST_CASE("llm model: run time = steps x the models/llm iteration for the same l
   const llm::TransformerConfig cfg = llm::read_transformer_config((models_dir() / "tiny.json").string());
   llm::TrainingSetup s;
   s.tp = 2, s.pp = 2, s.dp = 4, s.seq = 2048, s.global_batch = 64, s.micro_batch = 1;
-  s.recompute = llm::Recompute::selective, s.zero = 1, s.sequence_parallel = true;
+  s.recompute_auto = true, s.zero = 1, s.sequence_parallel = true;  // llm_recompute: auto
   const GpuSpec& h100 = gpu_spec("H100", "", 0, "gpu");
   llm::LlmPlatform p;
   p.gpu = &h100;
   p.gpus_per_node = 8;
   p.fabric = fabric_for(h100, 400, 8, 1);
   p.fabric.intra_gbs = 7200.0 / 8;
-  p.launch_floor_s = 70e-6;
+  p.host.launch_s = 70e-6;
   Calibration cal;
   const auto kernels = kernel_models().create("calibrated", cal.kernels, "", 0, "k");
   CollectiveModelParams cp;
@@ -232,7 +232,7 @@ TEST_CASE("llm end to end: two jobs on two 8-GPU H100 nodes finish at steps x it
       "[workload]\nformat = \"llm-csv\"\npath = \"jobs.csv\"\n"
       "[execution]\njob_model = \"llm\"\nllm_models = \"" +
       models_dir().string() +
-      "\"\nllm_launch_floor_us = 70\n"
+      "\"\nllm_launch_us = 70\n"
       "[scheduler]\npolicy = \"fifo\"\n[output]\ndir = \"out\"\n";
   const Scenario sc = parse_scenario(toml, (dir / "s.toml").string(), dir.string());
   RunOptions opt;

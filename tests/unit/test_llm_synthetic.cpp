@@ -154,9 +154,10 @@ TEST_CASE("scenarios/llm-fleet-synthetic.toml: 520 generated jobs the llm model 
     REQUIRE_MESSAGE(b200, why);
     lo = std::min(lo, *h100 / *b200), hi = std::max(hi, *h100 / *b200);
   }
-  // bf16 kernels at the tensor-core peaks (B200 2.27x H100's; same NVLink 4 fabric here, the
-  // scenario's 85 us launch floor and tensor-core efficiency 0.7): measured 1.57-2.20x per job.
+  // bf16 kernels at the tensor-core peaks (B200 2.27x H100's; same NVLink 4 fabric here, the default
+  // 61 us host launch per kernel, which does not shrink on B200, and the least recomputation that
+  // fits): measured 1.49-2.22x per job.
   MESSAGE("B200 / H100 per job: " << lo << "-" << hi << "x");
-  CHECK(lo > 1.5);
+  CHECK(lo > 1.4);
   CHECK(hi < 2.25);
 }
