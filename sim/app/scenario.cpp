@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -14,6 +13,7 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "sim/app/scenario_overrides.hpp"
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
@@ -401,11 +401,7 @@ toml::table parse_with_overrides(const std::string& toml_text, const std::string
 }
 
 std::string read_scenario_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open scenario file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = read_input_file(path);
   if (text.find('\0') != std::string::npos) throw InputError(path, 0, "", "binary file, not a TOML scenario");
   return text;
 }

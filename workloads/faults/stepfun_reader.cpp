@@ -4,10 +4,10 @@
 // closes the earliest open fault of its node (a node may have two open at once). The component is
 // the Class in lower case with spaces as '-' (e.g. "gpu", "parameter-plane-cable"); a fault never
 // closed lasts until the trace's last event.
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/faults/fault_trace.hpp"
@@ -27,11 +27,10 @@ std::string component_of(const std::string& cls) {
 class StepFunReader final : public FaultTraceReader {
  public:
   FaultTrace read(const std::string& path) const override {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open the fault trace");
+    const std::string text = read_input_file(path);
     nlohmann::json doc;
     try {
-      doc = nlohmann::json::parse(in);
+      doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
     }
