@@ -17,6 +17,7 @@
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
+#include "workloads/base/toml_input.hpp"
 
 namespace fleetsim {
 namespace {
@@ -390,12 +391,7 @@ namespace {
 toml::table parse_with_overrides(const std::string& toml_text, const std::string& name,
                                  const std::vector<std::string>& overrides,
                                  std::set<std::string>& overridden) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, name);
-  } catch (const toml::parse_error& e) {
-    throw InputError(name, static_cast<long>(e.source().begin.line), "", std::string(e.description()));
-  }
+  toml::table root = parse_toml(toml_text, name);
   for (const auto& o : overrides) apply_override(root, o, overridden);
   return root;
 }
