@@ -234,7 +234,8 @@ void Engine::arrive(int req, int r) {
   RequestOutcome& o = result_.requests[static_cast<std::size_t>(req)];
   o.replica = r;
   const Seq& s = seqs_[static_cast<std::size_t>(req)];
-  if (blocks_for(s.prompt + s.out) > c_.kv_blocks) return;  // can never fit: rejected, never ends
+  // Can never fit (prepare_service counts these and the run warns): rejected, never ends.
+  if (blocks_for(static_cast<long long>(s.prompt) + s.out) > c_.kv_blocks) return;
   replicas_[static_cast<std::size_t>(r)].waiting.push_back(req);
 }
 

@@ -82,7 +82,9 @@ class Engine {
   ServingResult run();
 
  private:
-  long blocks_for(int tokens) const { return (tokens + c_.block_size - 1) / c_.block_size; }
+  long blocks_for(long long tokens) const {
+    return static_cast<long>((tokens + c_.block_size - 1) / c_.block_size);
+  }
 
   /// The replica's time-varying speed factor at `now` (ServingEngineConfig::replica_speed_changes).
   double speed_factor(int r, double now) const;
