@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Configure and build fleetsim. Usage: scripts/build.sh [BUILD_DIR] [Release|Debug|asan|quick] [TARGET...]
+# Configure and build fleetsim. Usage: scripts/build.sh [BUILD_DIR] [Release|Debug|asan|quick|fuzz] [TARGET...]
 # quick: no optimisation and no tests (the quickstart): compiles about 1.5x faster than Release, and
 # simulates about 3x slower.
+# fuzz: the libFuzzer harnesses (tests/fuzz/README.md) with clang 16 or newer (FLEETSIM_FUZZ_CXX, else the
+# newest clang++-N found); builds target `fuzzers` unless targets are given.
 # With targets (e.g. fleetsim), builds only those and what they need; without, everything (tests too).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +22,18 @@ case "$MODE" in
   # time of RelWithDebInfo's -O2 -g (measured: 79 s -> 35 s for the heaviest file, 36 s -> 15 s for a test).
   asan) ARGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
               -DFLEETSIM_SANITIZE=ON -DFLEETSIM_BUILD_BENCH=OFF) ;;
+  fuzz)
+    CXX_FUZZ="${FLEETSIM_FUZZ_CXX:-}"
+    if [ -z "$CXX_FUZZ" ]; then
+      for v in 21 20 19 18 17 16; do
+        if command -v "clang++-$v" >/dev/null 2>&1; then CXX_FUZZ="clang++-$v"; break; fi
+      done
+    fi
+    [ -n "$CXX_FUZZ" ] || { echo "build.sh: no clang++-16 or newer (scripts/setup.sh --test installs clang-19)" >&2; exit 2; }
+    CC_FUZZ="${CXX_FUZZ/clang++/clang}"
+    ARGS=(-DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DCMAKE_C_COMPILER="$CC_FUZZ" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+          "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DFLEETSIM_FUZZ=ON)
+    [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(--target fuzzers) ;;
   quick) ARGS=(-DCMAKE_BUILD_TYPE=Quick -DCMAKE_CXX_FLAGS_QUICK=-O0 -DFLEETSIM_BUILD_TESTS=OFF
                -DFLEETSIM_BUILD_BENCH=OFF -DFLEETSIM_BUILD_MICROBENCH=OFF) ;;
   *) ARGS=(-DCMAKE_BUILD_TYPE="$MODE") ;;

@@ -24,9 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # report_*.py beside this file
 
-
-class BadInput(Exception):
-    pass
+from report_input import BadInput  # noqa: E402  (after the path above)
 
 
 def kind_of(folder):
@@ -62,7 +60,9 @@ def build(folders):
         prefix = f"f{i}"
         try:
             body = parts_of[kind](folder, prefix)
-        except (OSError, ValueError, KeyError, IndexError, json.JSONDecodeError) as e:
+        except BadInput:
+            raise  # names the file, line and column
+        except Exception as e:  # no traceback for a folder the checks above let through
             raise BadInput(f"{folder}: cannot read this {kind} folder: {type(e).__name__}: {e}") from e
         title = f"{kind}: {folder}"
         toc.append((prefix, title))
@@ -208,6 +208,27 @@ def self_test():
             check(proc.returncode == 2, f"{bad}: exit {proc.returncode}, expected 2")
             check(bad in proc.stderr, f"{bad}: the error does not name the folder: {proc.stderr!r}")
             check(not os.path.exists(bad_out), f"{bad}: an output file was written")
+        # Damaged files in a run folder (issue 40): the error names the file and line, no traceback.
+        damages = [("jobs.csv", lambda t: t + t.splitlines()[0] + "\n", "jobs.csv:42: repeats the header"),
+                   ("jobs.csv", lambda t: t.replace(",1,A100,", ",gpus,A100,", 1), "jobs.csv:2: column 'gpus'"),
+                   ("timeseries.csv", lambda t: t.replace("\n600,", "\nsoon,", 1), "timeseries.csv:3: column 'time_s'"),
+                   ("requests.csv", lambda t: t.replace("ttft_s", "ttft", 1), "requests.csv: no column 'ttft_s'"),
+                   ("summary.json", lambda t: t[:-5], "summary.json: not readable JSON"),
+                   ("jobs.csv", lambda t: t + '"unclosed,1\n', "jobs.csv: not a readable CSV table")]
+        for k, (name, damage, expected) in enumerate(damages):
+            bad = os.path.join(tmp, f"damaged{k}")
+            fake_run(bad, services=True)
+            with open(os.path.join(bad, name)) as f:
+                text = f.read()
+            with open(os.path.join(bad, name), "w") as f:
+                f.write(damage(text))
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), bad, "--out", bad_out],
+                                  capture_output=True, text=True)
+            check(proc.returncode == 2, f"{name} damaged: exit {proc.returncode}, expected 2")
+            check(expected in proc.stderr and os.path.join(bad, name) in proc.stderr,
+                  f"{name} damaged: expected '{expected}' naming the file, got {proc.stderr!r}")
+            check("Traceback" not in proc.stderr, f"{name} damaged: a Python traceback")
+            check(not os.path.exists(bad_out), f"{name} damaged: an output file was written")
     for f in failures:
         print(f"report.py self-test: {f}", file=sys.stderr)
     if not failures:

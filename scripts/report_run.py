@@ -1,23 +1,23 @@
 """The sections of scripts/report.py for one run folder (summary.json, jobs.csv, timeseries.csv, and
 when present scenario.toml, requests.csv, failures.csv) and for a `fleetsim compare` folder
 (comparison.csv and one run folder per policy x placement)."""
-import json
 import math
 import os
 
 import pandas as pd
 
 import report_html as H
+import report_input
 
 
 def read_summary(folder):
-    with open(os.path.join(folder, "summary.json")) as f:
-        return json.load(f)
+    return report_input.read_json(os.path.join(folder, "summary.json"))
 
 
-def read_csv(folder, name):
+def read_csv(folder, name, numeric=None):
+    """`name` in `folder`, checked (report_input.read_csv), or None when absent."""
     p = os.path.join(folder, name)
-    return pd.read_csv(p) if os.path.exists(p) else None
+    return report_input.read_csv(p, numeric) if os.path.exists(p) else None
 
 
 def scenario_body(folder, summary):
@@ -173,9 +173,9 @@ def extras(folder, summary, prefix, title_suffix="", energy=True):
 
 
 def compare_part(folder, prefix):
-    cmp_rows = pd.read_csv(os.path.join(folder, "comparison.csv"))
+    cmp_rows = read_csv(folder, "comparison.csv", ([], [k for k, _ in H.HEADLINE] + list(H.ENERGY)))
     if cmp_rows.empty:
-        raise ValueError(f"{folder}/comparison.csv has no rows")
+        raise report_input.BadInput(f"{folder}/comparison.csv has no rows")
     labels = [f"{r.policy}/{r.placement}" for r in cmp_rows.itertuples()]
     run_dirs = (cmp_rows["run_dir"] if "run_dir" in cmp_rows.columns
                 else [f"{r.policy}__{r.placement}" for r in cmp_rows.itertuples()])

@@ -154,11 +154,8 @@ def runs_body(runs):
 
 
 def sweep_part(folder, prefix):
-    agg = pd.read_csv(os.path.join(folder, "aggregate.csv"))
-    runs = pd.read_csv(os.path.join(folder, "runs.csv"))
-    missing = [c for c in ["combination", "metric", "mean", "ci95", "n"] if c not in agg.columns]
-    if missing or "run" not in runs.columns:
-        raise ValueError(f"{folder}/aggregate.csv or runs.csv lacks columns {missing or ['run']}")
+    agg = R.read_csv(folder, "aggregate.csv")
+    runs = R.read_csv(folder, "runs.csv")
     paired = R.read_csv(folder, "paired.csv")
     keys = swept_keys(agg)
     metrics = headline_metrics(agg)

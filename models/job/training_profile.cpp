@@ -8,8 +8,10 @@
 #include <ostream>
 #include <set>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
+#include "workloads/base/toml_input.hpp"
 
 namespace fleetsim {
 
@@ -24,12 +26,7 @@ class ProfileParser {
   explicit ProfileParser(std::string file) : file_(std::move(file)) {}
 
   ProfileLibrary parse() {
-    toml::table root;
-    try {
-      root = toml::parse_file(file_);
-    } catch (const toml::parse_error& e) {
-      throw InputError(file_, static_cast<long>(e.source().begin.line), "", std::string(e.description()));
-    }
+    const toml::table root = parse_toml(read_input_file(file_), file_);
     for (const auto& [k, v] : root)
       if (k.str() != "profile")
         throw InputError(file_, line_of(v), std::string(k.str()),

@@ -2,11 +2,10 @@
 #include "models/llm/transformer.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 
@@ -17,11 +16,7 @@ namespace {
 class ConfigFile {
  public:
   explicit ConfigFile(const std::string& path) : path_(path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, "", "cannot read the model config (missing file?)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text_ = ss.str();
+    text_ = read_input_file(path);
     try {
       j_ = nlohmann::json::parse(text_);
     } catch (const nlohmann::json::parse_error& e) {

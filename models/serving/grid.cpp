@@ -233,8 +233,8 @@ YamlNode parse_yaml_subset(const std::string& text, const std::string& file) {
     const auto value = trim(body.substr(std::min(body.size(), key_end + 1)));
     while (stack.size() > 1 && stack.back().first >= indent) stack.pop_back();
     auto& parent = *stack.back().second;
-    parent.children.emplace_back(key, YamlNode{});
-    YamlNode& node = parent.children.back().second;
+    parent.children.push_back({key, YamlNode{}});
+    YamlNode& node = parent.children.back().node;
     node.line = line_no;
     if (value.empty()) {
       stack.emplace_back(indent, &node);

@@ -15,12 +15,11 @@
 // KV per token: K and V, every layer, kv_heads x head_dim elements of 2 bytes.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "models/serving/serving_tables.hpp"
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim::serving {
@@ -80,11 +79,7 @@ class Config {
 };
 
 nlohmann::json parse_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot read the model config (missing file?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path);
   try {
     auto j = nlohmann::json::parse(text);
     if (!j.is_object()) throw InputError(path, 0, "", "the model config must be a JSON object");

@@ -21,10 +21,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "models/serving/serving_tables.hpp"
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 
@@ -35,11 +34,9 @@ namespace fs = std::filesystem;
 using Points = std::vector<std::pair<double, double>>;
 
 std::string read_text(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot read the " + what + " (missing file?)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw InputError(path, 0, "", "cannot read the " + what + " (missing file?)");
+  return read_input_file(path);
 }
 
 struct CsvRow {

@@ -94,12 +94,17 @@ ServingModelConfig read_model_config(const std::string& path);
 
 /// A minimal YAML subset (block mappings by indentation, scalars, flow lists [a, b], "- a" items,
 /// comments): enough for LLMServingSim's meta.yaml.
+struct YamlChild;
 struct YamlNode {
   long line = 0;
   std::string scalar;
   std::vector<std::string> items;
-  std::vector<std::pair<std::string, YamlNode>> children;
+  std::vector<YamlChild> children;  ///< a named struct, not std::pair: pair's traits need YamlNode complete
   const YamlNode* find(const std::string& key) const;
+};
+struct YamlChild {
+  std::string key;
+  YamlNode node;
 };
 YamlNode parse_yaml_subset(const std::string& text, const std::string& file);
 

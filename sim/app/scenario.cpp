@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -14,9 +13,11 @@
 
 #include "models/hardware/gpu_catalog.hpp"
 #include "sim/app/scenario_overrides.hpp"
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
+#include "workloads/base/toml_input.hpp"
 
 namespace fleetsim {
 namespace {
@@ -390,22 +391,13 @@ namespace {
 toml::table parse_with_overrides(const std::string& toml_text, const std::string& name,
                                  const std::vector<std::string>& overrides,
                                  std::set<std::string>& overridden) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, name);
-  } catch (const toml::parse_error& e) {
-    throw InputError(name, static_cast<long>(e.source().begin.line), "", std::string(e.description()));
-  }
+  toml::table root = parse_toml(toml_text, name);
   for (const auto& o : overrides) apply_override(root, o, overridden);
   return root;
 }
 
 std::string read_scenario_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open scenario file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = read_input_file(path);
   if (text.find('\0') != std::string::npos) throw InputError(path, 0, "", "binary file, not a TOML scenario");
   return text;
 }

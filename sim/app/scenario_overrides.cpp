@@ -7,6 +7,7 @@
 
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
+#include "workloads/base/toml_input.hpp"
 
 namespace fleetsim {
 
@@ -20,11 +21,17 @@ void apply_override(toml::table& root, const std::string& assignment, std::set<s
 
   // Value: TOML syntax if it parses (numbers, booleans, quoted strings, arrays), else a bare string.
   toml::table holder;
-  try {
-    holder = toml::parse("v = " + text);
-  } catch (const toml::parse_error&) {
-    holder.insert_or_assign("v", text);
+  const std::string doc = "v = " + text;
+  long line = 0;
+  bool parsed = false;
+  if (toml_unsafe_spot(doc, line).empty()) {  // text toml++ must not see is a bare string too
+    try {
+      holder = toml::parse(doc);
+      parsed = true;
+    } catch (const toml::parse_error&) {
+    }
   }
+  if (!parsed) holder.insert_or_assign("v", text);
   toml::node* value = holder.get("v");
 
   toml::node* cur = &root;

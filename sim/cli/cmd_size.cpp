@@ -103,6 +103,10 @@ int run(const SizeArgs& a) {
         cands.push_back(std::move(c));
       }
     }
+    for (const auto& c : cands)
+      if (!c.result.rejected_note.empty())
+        std::fprintf(stderr, "warning: %s %s: %s\n", c.gpu.c_str(), c.layout.c_str(),
+                     c.result.rejected_note.c_str());
     std::filesystem::create_directories(dir);
     {
       std::ofstream f(dir + "/sizing.csv");

@@ -14,6 +14,7 @@
 #include "sim/engine/policy.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
+#include "workloads/base/toml_input.hpp"
 
 namespace fleetsim {
 namespace {
@@ -88,12 +89,7 @@ long SweepSpec::line_of(const std::string& key) const {
 }
 
 SweepSpec parse_sweep(const std::string& text, const std::string& name, const std::string& base_dir) {
-  toml::table root;
-  try {
-    root = toml::parse(text, name);
-  } catch (const toml::parse_error& e) {
-    throw InputError(name, static_cast<long>(e.source().begin.line), "", std::string(e.description()));
-  }
+  toml::table root = parse_toml(text, name);
   SweepSpec spec;
   spec.file = name;
   static const std::vector<std::string> kTop = {"base", "seeds", "metrics", "grid", "case", "baseline"};

@@ -159,6 +159,12 @@ ClusterSpec expand_pools(std::vector<PoolSpec> pools, const NetworkSpec& network
     if (p.gpus_per_node > 0 || !p.gpu.empty()) p.gpu = gpu_spec(p.gpu, file, 0, key + "gpu").name;
   }
 
+  // A cluster without a GPU runs nothing: every job and every service replica would be skipped.
+  if (std::none_of(pools.begin(), pools.end(), [](const PoolSpec& p) { return p.gpus_per_node > 0; }))
+    throw InputError(file, 0, "cluster.pool.0.gpus_per_node",
+                     "no pool has GPUs (gpus_per_node = 0" +
+                         std::string(pools.size() > 1 ? " in every pool" : "") +
+                         "): nothing could run; give gpus_per_node >= 1");
   for (std::size_t i = 0; i < pools.size(); ++i) {
     const PoolSpec& p = pools[i];
     for (int n = 0; n < p.nodes; ++n) {

@@ -34,6 +34,13 @@ ClusterServices::ClusterServices(std::vector<ServiceSpec> specs, const ClusterSp
       power_(power),
       reservations_(demands_of(specs_)) {}
 
+std::vector<std::string> ClusterServices::warnings() const {
+  std::vector<std::string> out;
+  for (const auto& p : prepared_)
+    if (!p.rejected_note.empty()) out.push_back(p.rejected_note);
+  return out;
+}
+
 void ClusterServices::attach(Simulation& sim) {
   sim.attach(reservations_);
   sim.add_tenant(reservations_);

@@ -6,6 +6,7 @@
 // MPS co-tenants, failover outages: service_placement.hpp), and the requests each outage re-routed are
 // reported back to whoever took the node (NodeTenant::requests_rerouted).
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,8 @@ class ClusterServices {
   ClusterServices(const ClusterServices&) = delete;
   ClusterServices& operator=(const ClusterServices&) = delete;
 
+  /// What preparing found worth a warning (requests that can never fit a replica's KV cache), before run().
+  std::vector<std::string> warnings() const;
   /// Holds the replicas' GPUs for the run (a cluster hook) and hears of nodes leaving (a tenant).
   void attach(Simulation& sim);
   /// After the run: simulates every service's requests.

@@ -21,6 +21,10 @@ namespace fleetsim {
 namespace {
 
 using K = KeyKind;
+
+/// Latest start of a request trace on the cluster clock (arrival_offset_s).
+constexpr double kMaxArrivalOffsetS = 1e9;
+
 const KeyRegistrar kKeys{{
     {"", "service", K::kTableArray, "", "",
      "LLM services served beside (or instead of) the training workload"},
@@ -252,6 +256,12 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
   s.arrival_offset_s = t.number("arrival_offset_s", 0);
   if (!(s.arrival_offset_s >= 0) || !std::isfinite(s.arrival_offset_s))
     throw t.error("arrival_offset_s", "must be a finite number of seconds >= 0");
+  // Times are doubles of seconds: beyond 1e9 s their resolution falls below 0.12 us (at 1e12 s, 0.12
+  // ms: token times would be quantised).
+  if (s.arrival_offset_s > kMaxArrivalOffsetS)
+    throw t.error(
+        "arrival_offset_s",
+        "must be at most 1e9 s (31.7 years; times keep 0.12 us resolution), got " + fmt(s.arrival_offset_s));
   s.requests.format = requests.text("format", "");
   if (s.requests.format.empty())
     throw t.error("requests", "missing [service.requests] format (" + request_format_names() + ")");
@@ -320,6 +330,23 @@ PreparedService prepare_service(const ServiceSpec& spec) {
   p.engine.kv_bytes_per_token = facts.kv_bytes_per_token;
   p.engine.kv_link = default_kv_link(spec);
   p.requests = read_requests(spec.requests);
+  const long long kv_tokens = static_cast<long long>(p.engine.kv_blocks) * p.engine.block_size;
+  for (const auto& r : p.requests) {
+    const long long need = static_cast<long long>(std::max(1, r.input_tokens)) + std::max(1, r.output_tokens);
+    if (need <= kv_tokens) continue;
+    if (p.rejected++ == 0)
+      p.rejected_note = "request '" + r.id + "' (" + spec.requests.path + ":" +
+                        std::to_string(r.source_line) + ") needs " + std::to_string(need) +
+                        " tokens of KV cache";
+  }
+  if (p.rejected > 0)
+    p.rejected_note = "service '" + spec.name + "': " + std::to_string(p.rejected) + " of " +
+                      std::to_string(p.requests.size()) + " requests can never fit a replica's KV cache (" +
+                      std::to_string(p.engine.kv_blocks) + " blocks of " +
+                      std::to_string(p.engine.block_size) + " tokens = " + std::to_string(kv_tokens) +
+                      " tokens) and are not served (no times in requests.csv, "
+                      "summary 'rejected'); the first: " +
+                      p.rejected_note;
   if (spec.arrival_offset_s > 0)
     for (auto& r : p.requests) r.arrival_s += spec.arrival_offset_s;  // onto the cluster clock
   return p;
@@ -395,6 +422,7 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
   j["kv_blocks_per_replica"] = engine.kv_blocks;
   j["requests"] = static_cast<long>(run.requests.size());
   j["completed"] = completed;
+  j["rejected"] = p.rejected;
   stats(j, "ttft", ttft);
   stats(j, "tpot", tpots);
   stats(j, "e2e", e2e);

@@ -61,6 +61,10 @@ struct PreparedService {
   std::vector<ServingRequest> requests;  ///< arrivals on the cluster clock (+ arrival_offset_s)
   std::string gpu;                       ///< canonical catalog name
   std::string extrapolated_from;  ///< the profiled GPU when the service runs on another one ("" if not)
+  /// Requests whose prompt and output tokens can never fit one replica's KV cache: never served
+  /// (summary `rejected`), and a warning naming the first (warn_rejected).
+  long rejected = 0;
+  std::string rejected_note;
 };
 PreparedService prepare_service(const ServiceSpec& spec);
 

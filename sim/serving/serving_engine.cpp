@@ -247,7 +247,8 @@ void ServingEngine::arrive(int req, int r) {
   result_.requests[static_cast<std::size_t>(req)].replica = r;
   const Sequence& s = seqs_[static_cast<std::size_t>(req)];
   ReplicaScheduler& sched = at(r).scheduler;
-  if (sched.kv().blocks_for(s.prompt + s.out) > sched.kv().total_blocks()) return;  // never fits: rejected
+  // Can never fit (prepare_service counts these and the run warns): rejected, never ends.
+  if (sched.kv().blocks_for(static_cast<long long>(s.prompt) + s.out) > sched.kv().total_blocks()) return;
   sched.add(req);
 }
 

@@ -50,6 +50,7 @@ SizingResult size_service(const ServiceSpec& spec, double target, const std::vec
                           int max_replicas) {
   SizingResult out;
   const PreparedService p = prepare_service(spec);
+  out.rejected_note = p.rejected_note;
   for (double load : loads) {
     std::vector<ServingRequest> reqs = p.requests;
     for (auto& r : reqs) r.arrival_s /= load;

@@ -23,6 +23,7 @@ struct SizingPoint {
 struct SizingResult {
   std::vector<SizingPoint> curve;  ///< every point run, by load then replicas
   std::vector<int> fewest;         ///< per load: fewest replicas meeting the target (-1: none up to the max)
+  std::string rejected_note;       ///< requests that never fit a replica (PreparedService), "" if none
 };
 
 /// A replica layout: `tensor_parallel` whole GPUs, or one MIG instance (tensor_parallel 1).

@@ -1,26 +1,13 @@
 // simdjson input for the Kineto reader (see json_input.hpp).
 #include "workloads/base/json_input.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <memory>
 #include <utility>
 
-namespace fleetsim::json_input {
+#include "workloads/base/file_input.hpp"
 
-// Large buffers fault in 4 KiB pages one by one; on virtual machines that dominates parsing. Ask
-// for transparent huge pages (no-op where THP is off).
-void advise_huge(const void* p, std::size_t bytes) {
-  constexpr std::uintptr_t kHuge = 2u << 20;
-  if (p == nullptr || bytes < 2 * kHuge) return;
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  const std::uintptr_t lo = (a + kHuge - 1) & ~(kHuge - 1), hi = (a + bytes) & ~(kHuge - 1);
-  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
-}
+namespace fleetsim::json_input {
 
 namespace {
 
@@ -69,33 +56,6 @@ void use_huge_page_index() {
   }());
   static const bool installed = (simdjson::get_active_implementation() = &wrapper, true);
   (void)installed;
-}
-
-MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<char*>(data_), span_);
-}
-
-std::optional<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::optional<MappedFile> out;
-  struct stat st {};
-  unsigned char magic[2] = {0, 0};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 2 && ::pread(fd, magic, 2, 0) == 2 &&
-      !(magic[0] == 0x1f && magic[1] == 0x8b)) {
-    const auto size = static_cast<std::size_t>(st.st_size);
-    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    const std::size_t span = (size + simdjson::SIMDJSON_PADDING + page - 1) / page * page;
-    void* base = ::mmap(nullptr, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base != MAP_FAILED) {
-      if (::mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) != MAP_FAILED)
-        out.emplace(static_cast<const char*>(base), size, span);
-      else
-        ::munmap(base, span);
-    }
-  }
-  ::close(fd);
-  return out;
 }
 
 // Walks a value the reader does not use, so that bad JSON inside it is an error as with a DOM parse

@@ -1,43 +1,20 @@
 #pragma once
-// simdjson input for the Kineto reader (internal to fleetsim_workloads): files mapped with
-// simdjson's padding, huge pages for the parser's index, and On-Demand value accessors that keep
-// the DOM reader's conversions and its strictness about malformed JSON.
+// simdjson input for the Kineto reader (internal to fleetsim_workloads): huge pages for the parser's
+// index, and On-Demand value accessors that keep the DOM reader's conversions and its strictness about
+// malformed JSON.
 #include <simdjson.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace fleetsim::json_input {
 
 namespace od = simdjson::ondemand;
 
-/// Advise transparent huge pages for the whole 2 MiB pages inside [p, p + bytes).
-void advise_huge(const void* p, std::size_t bytes);
 /// Make simdjson parsers created from now on advise huge pages for their structural index.
 void use_huge_page_index();
-
-// A plain (not gzip) trace file mapped read-only, followed by simdjson's padding (zero pages):
-// no copy of the text and no page zeroing. Empty when the file cannot be mapped or is gzip.
-class MappedFile {
- public:
-  static std::optional<MappedFile> open(const std::string& path);
-  MappedFile(const char* data, std::size_t size, std::size_t span) : data_(data), size_(size), span_(span) {}
-  MappedFile(MappedFile&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), size_(o.size_), span_(o.span_) {}
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  MappedFile& operator=(MappedFile&&) = delete;
-  ~MappedFile();
-  simdjson::padded_string_view view() const { return simdjson::padded_string_view(data_, size_, span_); }
-
- private:
-  const char* data_;
-  std::size_t size_, span_;
-};
 
 /// Walks a value the reader does not use, so that bad JSON inside it is an error as with a DOM
 /// parse (On-Demand alone skips such values unchecked). Throws Malformed.

@@ -2,8 +2,9 @@
 // columns ignored): node is any name, start and end are seconds from the trace's origin
 // (end >= start), component a name such as gpu, hbm, nic (lower-cased). '#' lines are comments.
 #include <array>
-#include <fstream>
+#include <sstream>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/faults/fault_trace.hpp"
@@ -14,8 +15,7 @@ namespace {
 class CsvFaultReader final : public FaultTraceReader {
  public:
   FaultTrace read(const std::string& path) const override {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open the fault trace");
+    std::istringstream in(read_input_file(path));
     FaultTrace trace;
     trace.file = path;
     constexpr std::array<const char*, 4> kNames = {"node", "start", "end", "component"};

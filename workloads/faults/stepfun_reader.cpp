@@ -4,10 +4,11 @@
 // closes the earliest open fault of its node (a node may have two open at once). The component is
 // the Class in lower case with spaces as '-' (e.g. "gpu", "parameter-plane-cable"); a fault never
 // closed lasts until the trace's last event.
-#include <fstream>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 #include "workloads/faults/fault_trace.hpp"
@@ -27,11 +28,10 @@ std::string component_of(const std::string& cls) {
 class StepFunReader final : public FaultTraceReader {
  public:
   FaultTrace read(const std::string& path) const override {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open the fault trace");
+    const std::string text = read_input_file(path);
     nlohmann::json doc;
     try {
-      doc = nlohmann::json::parse(in);
+      doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
     }
@@ -52,8 +52,8 @@ class StepFunReader final : public FaultTraceReader {
       const auto& time = field("event_time");
       const auto& type = field("event_type");
       if (!node.is_string()) throw InputError(path, index, "node_id", "expected a string");
-      if (!time.is_number() || !(time.get<double>() >= 0))
-        throw InputError(path, index, "event_time", "expected a number of days >= 0");
+      if (!time.is_number() || !(time.get<double>() >= 0) || !std::isfinite(time.get<double>() * kDay))
+        throw InputError(path, index, "event_time", "expected a finite number of days >= 0");
       if (!type.is_string()) throw InputError(path, index, "event_type", "expected a string");
       const std::string name = node.get<std::string>();
       const double t = time.get<double>() * kDay;
@@ -67,8 +67,18 @@ class StepFunReader final : public FaultTraceReader {
         f.line = index;
         if (e.contains("fault_type") && e["fault_type"].is_object()) {
           const auto& ft = e["fault_type"];
-          f.component = component_of(ft.value("Class", "other"));
-          f.detail = ft.value("Desc", "");
+          // Class and Desc are text; a number or a list there is not a fault class (nlohmann's value()
+          // would throw its own type_error, naming no file, event or field).
+          auto text_of = [&](const char* key, const char* fallback) {
+            if (!ft.contains(key) || ft[key].is_null()) return std::string(fallback);
+            if (!ft[key].is_string())
+              throw InputError(path, index, std::string("fault_type.") + key,
+                               "event " + std::to_string(index) + ": expected a string, got " +
+                                   ft[key].type_name() + " " + ft[key].dump().substr(0, 40));
+            return ft[key].get<std::string>();
+          };
+          f.component = component_of(text_of("Class", "other"));
+          f.detail = text_of("Desc", "");
         } else {
           f.component = "other";
         }

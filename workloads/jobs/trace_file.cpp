@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 
@@ -22,15 +23,7 @@ std::string load_trace_text(const std::string& path, const std::string& scenario
     throw InputError(path, 0, "", "is a directory, expected a trace file");
   if (!std::filesystem::is_regular_file(status)) throw InputError(path, 0, "", "not a regular file");
 
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw InputError(path, 0, "", std::string("cannot open trace file: ") + std::strerror(err));
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, "", "cannot read trace file");
-  std::string text = std::move(buf).str();
+  std::string text = read_input_file(path);
 
   const std::string_view probe(text.data(), std::min(text.size(), kBinaryProbeBytes));
   if (const auto nul = probe.find('\0'); nul != std::string_view::npos)

@@ -11,10 +11,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <unordered_map>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/json_input.hpp"
 #include "workloads/base/text.hpp"
@@ -343,7 +343,7 @@ KinetoTrace parse_padded(simdjson::padded_string_view text, const std::string& f
     bool events_seen = false, events_read = false, dist_seen = false, devs_seen = false;
     // Events are a few hundred bytes each; unused capacity is address space, not memory.
     t.events.reserve(text.size() / 128 + 16);
-    json_input::advise_huge(t.events.data(), t.events.capacity() * sizeof(KinetoEvent));
+    advise_huge(t.events.data(), t.events.capacity() * sizeof(KinetoEvent));
     Interner intern(t);
     for (auto fr : root) {
       od::field field;
@@ -402,26 +402,14 @@ KinetoTrace parse_kineto_trace(std::string_view text, const std::string& file) {
 }
 
 KinetoTrace read_kineto_trace(const std::string& path) {
-  if (const auto mapped = json_input::MappedFile::open(path)) return parse_padded(mapped->view(), path);
-  // Gzip, or a file that cannot be mapped.
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, 0, "", "cannot open the trace file");
-  char magic[2] = {0, 0};
-  f.read(magic, 2);
-  const bool gz = f.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-                  static_cast<unsigned char>(magic[1]) == 0x8b;
-  if (!gz) {
-    f.seekg(0, std::ios::end);
-    const auto size = static_cast<std::size_t>(f.tellg());
-    f.seekg(0);
-    simdjson::padded_string padded(size);
-    f.read(padded.data(), static_cast<std::streamsize>(size));
-    if (!f) throw InputError(path, 0, "", "cannot read the trace file");
-    if (padded.size() == 0) throw InputError(path, 0, "", "the trace file is empty");
-    return parse_padded(padded, path);
-  }
-  f.close();
-  std::string text = read_maybe_gzip(path);
+  // Read, not mapped: a mapped file cut short while it is parsed would raise SIGBUS.
+  PaddedBytes bytes = read_input_bytes(path, simdjson::SIMDJSON_PADDING);
+  if (bytes.size == 0) throw InputError(path, 0, "", "the trace file is empty");
+  const std::string_view raw(bytes.data.get(), bytes.size);
+  if (!is_gzip(raw))
+    return parse_padded(simdjson::padded_string_view(raw.data(), raw.size(), bytes.capacity), path);
+  std::string text = inflate_gzip(raw, path);
+  bytes = {};
   if (text.empty()) throw InputError(path, 0, "", "the trace file is empty");
   if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING)
     text.reserve(text.size() + simdjson::SIMDJSON_PADDING);

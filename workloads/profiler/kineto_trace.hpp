@@ -92,8 +92,13 @@ struct KinetoTrace {
 KinetoTrace read_kineto_trace(const std::string& path);
 /// Parse trace text already in memory; `file` names it in error messages.
 KinetoTrace parse_kineto_trace(std::string_view text, const std::string& file);
-/// Read a file, inflating gzip; throws InputError on I/O or gzip errors.
+/// Read a file, inflating gzip; throws InputError on I/O or gzip errors, or when the file changed while
+/// it was read.
 std::string read_maybe_gzip(const std::string& path);
+/// Whether `bytes` start with gzip's magic number.
+bool is_gzip(std::string_view bytes);
+/// Inflate gzip `bytes` (concatenated members too); InputError naming `path` when truncated or corrupt.
+std::string inflate_gzip(std::string_view bytes, const std::string& path);
 
 /// "allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "sendrecv", "reduce" from an
 /// NCCL/RCCL kernel name ("" if the name is not a collective kernel).

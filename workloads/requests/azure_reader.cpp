@@ -58,7 +58,7 @@ bool expect(std::string_view s, std::size_t& pos, std::string_view chars) {
 }
 
 /// Nanoseconds since the epoch (UTC) of "YYYY-MM-DD HH:MM:SS[.f...][Z|+HH:MM|-HH:MM]"; nullopt if the
-/// text does not match or names an impossible date or time.
+/// text does not match, names an impossible date or time, or one whose nanoseconds overflow.
 std::optional<long long> parse_datetime_ns(std::string_view s) {
   std::size_t p = 0;
   long long y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
@@ -94,6 +94,9 @@ std::optional<long long> parse_datetime_ns(std::string_view s) {
   if (p != s.size()) return std::nullopt;
   const long long seconds = days_from_civil(y, static_cast<int>(mo), static_cast<int>(d)) * 86400 + h * 3600 +
                             mi * 60 + sec - offset_s;
+  // Nanoseconds in a long long reach from 1677-09-21 to 2262-04-11.
+  constexpr long long kMaxSeconds = 9'223'372'035;
+  if (seconds < -kMaxSeconds || seconds > kMaxSeconds) return std::nullopt;
   return seconds * 1'000'000'000 + frac_ns;
 }
 
@@ -161,8 +164,10 @@ class AzureReader final : public RequestReader {
       const std::string_view stamp = cell(kTimestamp);
       const auto ns = parse_datetime_ns(stamp);
       if (!ns)
-        throw InputError(file, number, kColumnNames[kTimestamp],
-                         "'" + std::string(stamp) + "' is not a datetime YYYY-MM-DD HH:MM:SS[.fraction]");
+        throw InputError(
+            file, number, kColumnNames[kTimestamp],
+            "'" + std::string(stamp) +
+                "' is not a datetime YYYY-MM-DD HH:MM:SS[.fraction] between the years 1678 and 2261");
       order.check(*ns, number);
       if (out.empty()) first_ns = *ns;
       r.arrival_s = static_cast<double>(*ns - first_ns) / 1e9;

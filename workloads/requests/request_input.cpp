@@ -5,7 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+
+#include "workloads/base/file_input.hpp"
 
 namespace fleetsim::request_input {
 
@@ -19,12 +20,7 @@ std::string load(const RequestTraceConfig& config) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path, 0, "", "request trace not found");
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path, 0, "", "not a regular file");
-  const auto size = std::filesystem::file_size(path, ec);
-  std::ifstream in(path, std::ios::binary);
-  if (ec || !in) throw InputError(path, 0, "", "cannot open the request trace");
-  std::string text(size, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size)))
-    throw InputError(path, 0, "", "cannot read the request trace");
+  std::string text = read_input_file(path);
   if (text.empty()) throw InputError(path, 0, "", "the request trace is empty");
   if (text.find('\0') != std::string::npos) throw InputError(path, 0, "", "binary file, not a request trace");
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 byte-order mark

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
 
@@ -57,12 +56,7 @@ double rate_value(const nlohmann::json& v, const std::string& origin, const std:
 }  // namespace
 
 ThroughputTable ThroughputTable::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open throughput table");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, "", "cannot read throughput table");
-  return parse(buf.str(), path);
+  return parse(read_input_file(path), path);
 }
 
 ThroughputTable ThroughputTable::parse(std::string_view json_text, const std::string& origin) {

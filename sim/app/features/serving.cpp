@@ -1,6 +1,7 @@
 // Feature `serving`: the scenario's [[service]]s on the training cluster (sim/serving/cluster_services.hpp):
 // their replicas hold GPUs in the run, then their requests are simulated on those placements. Writes
 // requests.csv, serving_timeseries.csv and the summary's "services" and "services_gpus_held" entries.
+#include <cstdio>
 #include <memory>
 #include <set>
 
@@ -15,7 +16,9 @@ class ServingFeature final : public Feature {
  public:
   ServingFeature(std::vector<ServiceSpec> specs, const Scenario& sc)
       : services_(std::move(specs), sc.cluster, EngineConfig::from(sc.execution.settings).colocation_slowdown,
-                  sc.power) {}
+                  sc.power) {
+    for (const auto& w : services_.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
   void attach(Simulation& sim) override { services_.attach(sim); }
   void complete() override { services_.run(); }
   void write(FeatureOutputs& out, const JobTable& /*jobs*/) const override {

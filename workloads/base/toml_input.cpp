@@ -1,0 +1,104 @@
+// TOML input checked before toml++ parses it (see toml_input.hpp).
+#include "workloads/base/toml_input.hpp"
+
+#include "workloads/base/input_error.hpp"
+
+namespace fleetsim {
+namespace {
+
+bool non_ascii(char c) {
+  return static_cast<unsigned char>(c) >= 0x80;
+}
+bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+}  // namespace
+
+std::string toml_unsafe_spot(std::string_view t, long& line) {
+  enum class In { kValue, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
+  In in = In::kValue;
+  line = 1;
+  const auto at = [&](std::size_t i, std::string_view s) { return t.substr(i, s.size()) == s; };
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '\n') {
+      ++line;
+      if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kValue;
+      continue;
+    }
+    switch (in) {
+      case In::kValue:
+        if (non_ascii(c))
+          return "a non-ASCII character outside a string or comment (TOML keys, numbers and dates are ASCII)";
+        if (c == '#') {
+          in = In::kComment;
+        } else if (at(i, "\"\"\"")) {
+          in = In::kMultiBasic;
+          i += 2;
+        } else if (at(i, "'''")) {
+          in = In::kMultiLiteral;
+          i += 2;
+        } else if (c == '"') {
+          in = In::kBasic;
+        } else if (c == '\'') {
+          in = In::kLiteral;
+        }
+        break;
+      case In::kComment:
+        break;
+      case In::kBasic:
+        if (c == '\\' && i + 1 < t.size() && t[i + 1] != '\n')
+          ++i;
+        else if (c == '"')
+          in = In::kValue;
+        break;
+      case In::kLiteral:
+        if (c == '\'') in = In::kValue;
+        break;
+      case In::kMultiBasic:
+        if (c == '\\') {
+          // toml++ asks whether the escaped character is whitespace (a line-ending backslash), then
+          // skips whitespace and line breaks and asks again of the first character after them.
+          std::size_t j = i + 1;
+          if (j < t.size() && non_ascii(t[j])) return "a non-ASCII character right after a backslash";
+          if (j < t.size() && blank(t[j])) {
+            for (; j < t.size() && blank(t[j]); ++j)
+              if (t[j] == '\n') ++line;
+            if (j < t.size() && non_ascii(t[j]))
+              return "a non-ASCII character first after a line-ending backslash (write it on the next line "
+                     "after a space, or escape it as \\uXXXX)";
+            i = j - 1;
+          } else {
+            i = j;
+          }
+        } else if (at(i, "\"\"\"")) {
+          i += 2;
+          for (int extra = 0; extra < 2 && i + 1 < t.size() && t[i + 1] == '"'; ++extra) ++i;
+          in = In::kValue;
+        }
+        break;
+      case In::kMultiLiteral:
+        if (at(i, "'''")) {
+          i += 2;
+          for (int extra = 0; extra < 2 && i + 1 < t.size() && t[i + 1] == '\''; ++extra) ++i;
+          in = In::kValue;
+        }
+        break;
+    }
+  }
+  return "";
+}
+
+toml::table parse_toml(std::string_view text, const std::string& file) {
+  long line = 0;
+  if (const std::string bad = toml_unsafe_spot(text, line); !bad.empty())
+    throw InputError(file, line, "", bad);
+  try {
+    return toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    throw InputError(file, static_cast<long>(e.source().begin.line), "", std::string(e.description()));
+  }
+}
+
+}  // namespace fleetsim
