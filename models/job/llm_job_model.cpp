@@ -48,7 +48,7 @@ const KeyRegistrar kKeys{{
      "llm"},
     {"execution", "llm_launch_floor_us", K::kFloat, "us", "0",
      "host time to launch one kernel: a kernel takes at least this long (vTrain fp16: 85, with "
-     "llm_tensor_core_efficiency 0.7; README)",
+     "llm_tensor_core_efficiency 0.7; models/llm/README.md)",
      "llm",
      [](const Options& o, const std::string& key) {
        if (o.number(key, 0) < 0) throw o.error(key, "must be >= 0");

@@ -51,7 +51,7 @@ struct LlmPlatform {
   /// kernels faster than the GPU runs them). 0 = the kernel model's time as it is. Above 0, a kernel's
   /// GPU time leaves out the kernel model's fixed per-call part (KernelPrediction::fixed_s: the
   /// calibrated fits' intercept is their benchmark harness's host time per call, which the floor
-  /// replaces). 85 us fits vTrain, with tensor-core efficiency 0.7 (README "LLM training").
+  /// replaces). 85 us fits vTrain, with tensor-core efficiency 0.7 (models/llm/README.md).
   double launch_floor_s = 0;
 };
 

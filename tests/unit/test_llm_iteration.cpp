@@ -275,7 +275,7 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   Calibration cal =
       load_calibration(std::string(FLEETSIM_SOURCE_DIR) + "/models/calibrations/neusight-fp32.json");
   // fp16 GEMMs come from the fp32 fits' GPU work (intercept left out) at the tensor-core peak; fitted
-  // on these cases together with the launch floor (README "LLM training"): 0.7 x the fp32 fits'
+  // on these cases together with the launch floor (models/llm/README.md): 0.7 x the fp32 fits'
   // efficiency, 85 us (the shipped llm-fleet scenarios' llm_tensor_core_efficiency and floor).
   cal.kernels.tensor_core_efficiency = 0.7;
   const auto kernels = kernel_models().create("calibrated", cal.kernels);
@@ -300,7 +300,7 @@ TEST_CASE("llm: vTrain single-server ground truth (1,440 measured iterations)") 
   std::nth_element(ape.begin(), at90, ape.end());
   MESSAGE("vTrain single-server MAPE " << mape << "%, p90 " << *at90 << "%");
   // Measured 6.38%, p90 14.1% (vTrain itself: 8.37%). Held out: fitted on one hidden size, 8.9% on
-  // the other; on alternate rows, 6.2-6.5% (README "LLM training").
+  // the other; on alternate rows, 6.2-6.5% (models/llm/README.md).
   CHECK(mape < 6.6);
   CHECK(*at90 < 14.5);
 }
