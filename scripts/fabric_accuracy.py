@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17's accuracy checks of a fast fidelity against the `network` reference, from a sweep folder.
+"""Accuracy checks of a fast fidelity against the `network` reference, from a sweep folder.
 
 Usage: scripts/fabric_accuracy.py SWEEP_DIR [--candidate fabric] [--reference network]
                                   [--jct-tol 2] [--util-tol 5] [--effect-tol 10] [--effect-keys K1,K2]
@@ -8,7 +8,7 @@ Usage: scripts/fabric_accuracy.py SWEEP_DIR [--candidate fabric] [--reference ne
 
 SWEEP_DIR is a `fleetsim sweep` output (runs.csv) whose [[case]] tables name the candidate (default
 `fabric`) and one or more reference cases (names starting with `network`: the same fidelity with other
-chunkings, e.g. scenarios/fabric-vs-network-philly.sweep.toml). The grid's keys (columns that vary
+chunkings, e.g. tests/validation/fabric-vs-network-philly.sweep.toml). The grid's keys (columns that vary
 within a case) make the cells. For each cell, per metric (mean_jct_s and every network.tiers.*.mean_util
 column), averaged over the seeds every case completed:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of a fleetsim run with [failures] (issue 15).
+"""Plots of a fleetsim run with [failures].
 
 Usage: scripts/plot_failures.py RESULTS_DIR     (scripts/plot.py calls it when failures.csv is there)
        scripts/plot_failures.py --self-test

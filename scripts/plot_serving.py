@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of a fleetsim run with [[service]] tables (issue 14).
+"""Plots of a fleetsim run with [[service]] tables.
 
 Usage: scripts/plot_serving.py RESULTS_DIR     (scripts/plot.py calls it when requests.csv is there)
        scripts/plot_serving.py --self-test

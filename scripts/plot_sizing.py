@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plot of a `fleetsim size` curve (issue 14).
+"""Plot of a `fleetsim size` curve.
 
 Usage: scripts/plot_sizing.py FOLDER [--target 0.99]   (FOLDER holds sizing.csv)
        scripts/plot_sizing.py --self-test

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One self-contained HTML report of fleetsim output folders (issue 16).
+"""One self-contained HTML report of fleetsim output folders.
 
 Usage: scripts/report.py DIR [DIR ...] --out report.html   (what `fleetsim report` runs)
        scripts/report.py --self-test

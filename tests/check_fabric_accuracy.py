@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17's accuracy checks on the shared Philly VCs: runs scenarios/fabric-vs-network-philly.sweep.toml
+"""The fabric fidelity's accuracy checks on the shared Philly VCs: runs tests/validation/fabric-vs-network-philly.sweep.toml
 (the fabric fidelity against seven network variants) and scripts/fabric_accuracy.py on it.
 
 Usage: check_fabric_accuracy.py FLEETSIM PROJECT_ROOT
@@ -23,7 +23,7 @@ def main(fleetsim, root):
     import fabric_accuracy
 
     with tempfile.TemporaryDirectory() as out:
-        sweep = [fleetsim, "sweep", "scenarios/fabric-vs-network-philly.sweep.toml", "--out", out, "--jobs",
+        sweep = [fleetsim, "sweep", "tests/validation/fabric-vs-network-philly.sweep.toml", "--out", out, "--jobs",
                  str(os.cpu_count() or 2)]
         run = subprocess.run(sweep, cwd=root, capture_output=True, text=True)
         if run.returncode != 0:

@@ -69,7 +69,7 @@ enum class IdleShare {
 
 /// How the arrival field (and the fields built on it) counts a link's room above a ring's alone rate.
 enum class Headroom {
-  kMean,          ///< the ring's time per byte from the sharers' mean number present (stops 29-32)
+  kMean,          ///< the ring's time per byte from the sharers' mean number present
   kDistribution,  ///< from their distribution: E[max(alone's, (c + S) / C)], S drawn as the product form
 };
 

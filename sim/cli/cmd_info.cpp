@@ -7,10 +7,9 @@
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
 #include "models/kernel/kernel_model.hpp"
+#include "sim/app/reference.hpp"
 #include "sim/app/scenario.hpp"
 #include "sim/cli/command.hpp"
-#include "sim/cluster/placer.hpp"
-#include "sim/engine/policy.hpp"
 #include "sim/serving/router.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
@@ -28,29 +27,18 @@ void list_registry(const R& registry, const char* title) {
 
 /// Each policy with the knobs it reads (built on empty options, which records them with their
 /// defaults and docs).
-template <typename R, typename Params>
-void list_policies(const R& registry, const char* title, const char* options_table) {
+void list_policies(const std::vector<RegisteredName>& names, const char* title) {
   std::printf("%s:\n", title);
-  for (const auto& e : registry.entries()) {
-    std::printf("  %-16s %s\n", e.name.c_str(), e.description.c_str());
-    const Options knobs({}, "", options_table);
-    try {
-      e.factory(Params{1, &knobs});
-    } catch (const std::exception&) {
-      continue;  // a policy that cannot be built without its inputs: no knobs to show
-    }
-    const std::string text = knobs.describe();
-    for (const auto& line : split(text, '\n'))
-      if (!line.empty()) std::printf("      %s.%s\n", options_table, line.c_str());
+  for (const auto& n : names) {
+    std::printf("  %-16s %s\n", n.name.c_str(), n.description.c_str());
+    for (const auto& knob : n.knobs) std::printf("      %s\n", knob.c_str());
   }
 }
 
 Runner setup_policies(CLI::App&) {
   return [] {
-    list_policies<decltype(schedulers()), SchedulerParams>(
-        schedulers(), "scheduling policies (scheduler.policy)", "options");
-    list_policies<decltype(placers()), PlacerParams>(placers(), "placement policies (scheduler.placement)",
-                                                     "placement_options");
+    list_policies(scheduler_names(), "scheduling policies (scheduler.policy)");
+    list_policies(placer_names(), "placement policies (scheduler.placement)");
     list_registry(routers(), "serving routers ([[service]] routing)");
     list_registry(job_models(), "job models (execution.job_model; also: auto)");
     list_registry(trace_readers(), "trace formats (workload.format)");
@@ -65,7 +53,7 @@ Runner setup_policies(CLI::App&) {
 
 Runner setup_keys(CLI::App& sub) {
   auto markdown = std::make_shared<bool>(false);
-  sub.add_flag("--markdown", *markdown, "print the README's Markdown table of scenario keys");
+  sub.add_flag("--markdown", *markdown, "print the Markdown table of scenario keys (as in sim/REFERENCE.md)");
   return [markdown] {
     std::printf("%s", *markdown ? describe_keys_markdown().c_str() : describe_scenario_keys().c_str());
     return 0;

@@ -21,7 +21,7 @@
 //   time talking (its block of talking averages its sharers over about q of their cycle);
 // - fabric_headroom = "distribution" (the default): on a link with room for more than a ring's flows
 //   at its alone rate, the ring is slowed by the times more sharers than the room holds are present
-//   (the distribution of the sharers present; "mean": their mean number, stops 29-32);
+//   (the distribution of the sharers present; "mean": their mean number);
 // - fabric_allocation = "fair-bottleneck" (the default) moves those rates towards SimGrid's ptask
 //   solver, which favours rings that cross few links ("max-min": the rates above, unmoved);
 // - rates are re-solved only when the set of jobs on the fabric changes (a start, an end, a
@@ -32,7 +32,7 @@
 //
 // Alone (s = 1) a job runs exactly as in the delay fidelity. Against the network fidelity (whose
 // chunked ptasks overlap sharers' all-reduces in blocks), max-min is pessimistic, and the mean and
-// arrival fields at overlap 0 are optimistic; README "Fidelity" gives the measured gaps. Link loads
+// arrival fields at overlap 0 are optimistic; sim/network/README.md gives the measured gaps. Link loads
 // are piecewise constant between rate changes: LinkLedger gives the same report (links.csv,
 // link_tiers.csv, summary.json "network"; ptasks = 0) as the network fidelity. Not modelled: a
 // policy's or co-location's speed change of a running job does not re-time its link loads; restart

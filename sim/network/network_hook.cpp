@@ -101,8 +101,7 @@ const KeyRegistrar kKeys{{
      "joint (as worst-link, each sharer coming and going once for all the ring's links it crosses, and "
      "sharers whose rate another link sets coming and going too: fabric_draws draws a solve) | "
      "joint-cycle (a ring's time per byte weighs joint's by 1 - q and arrival's by q, q its share of time "
-     "talking: its block of talking averages its sharers over about q of their cycle; the default since "
-     "stop 32, joint before)",
+     "talking: its block of talking averages its sharers over about q of their cycle)",
      "fidelity fabric", one_of(names_of(kSharings))},
     {"execution", "fabric_overlap", K::kFloat, "",
      "0 (worst-link, joint, joint-cycle), 0.15 (mean-field, arrival)",
@@ -119,7 +118,7 @@ const KeyRegistrar kKeys{{
      "fidelity fabric", in_closed(1, 65536)},
     {"execution", "fabric_allocation", K::kString, "", name_of(kAllocations, kDefaults.allocation),
      "the allocation of jobs all talking at once that the fabric fidelity builds on: max-min (max-min "
-     "fairness in the per-flow rate; the default until stop 32) | fair-bottleneck (SimGrid's ptask solver, "
+     "fairness in the per-flow rate) | fair-bottleneck (SimGrid's ptask solver, "
      "as the network fidelity: it favours rings that cross few links; each job's rate from the sharing is "
      "moved towards it by as much of the all-talking slowdown as the job sees: with joint-cycle, "
      "communication by ring width within 8% of network on fixed placements where joint on max-min is off "
@@ -129,9 +128,9 @@ const KeyRegistrar kKeys{{
      "fabric sharing arrival, worst-link, joint and joint-cycle: how a link with room for more than a ring's "
      "flows at its alone rate slows it: distribution (whenever more sharers are present than the room holds, "
      "from the distribution of the sharers present: communication within 5% of the closed network's product "
-     "form on 60 random links with room for 2-3 flows; the default since stop 33) | mean (from their mean "
+     "form on 60 random links with room for 2-3 flows) | mean (from their mean "
      "number "
-     "present, stops 29-32: up to 15% optimistic there, as on 4:1 leaf uplinks that hold two NICs' flows)",
+     "present: up to 15% optimistic there, as on 4:1 leaf uplinks that hold two NICs' flows)",
      "fidelity fabric", one_of(names_of(kHeadrooms))},
     {"execution", "chunks_shared", K::kInt, "", "16",
      "chunks a job's run is cut into while it shares fabric links with another job (at least one iteration "
@@ -140,7 +139,7 @@ const KeyRegistrar kKeys{{
     {"execution", "chunk_jitter", K::kFloat, "", "0.5",
      "spread of shared chunks' lengths: each is 1 / chunks_shared of the job times a factor drawn "
      "uniformly in [1 - j, 1 + j] from a hash of the job and the chunk (deterministic), so that sharers' "
-     "all-reduce blocks do not stay in phase (0: equal chunks, the model before stop 28)",
+     "all-reduce blocks do not stay in phase (0: equal chunks)",
      "fidelity network", in_half_open(0, 1)},
 }};
 

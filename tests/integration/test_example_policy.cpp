@@ -1,5 +1,5 @@
-// The README's example policy (tests/examples/example_policy.cpp, compiled into this test only) on a
-// tiny scenario with a hand-derived order.
+// sim/scheduling/README.md's example policy (tests/examples/example_policy.cpp, compiled into this test only)
+// on a tiny scenario with a hand-derived order.
 #include <doctest/doctest.h>
 
 #include "tests/sim_harness.hpp"

@@ -96,7 +96,7 @@ TEST_CASE("fabric cli: mean JCT within a few percent of the network fidelity on 
 
 // tests/bench/network-1k-steady.toml: 40 long 16- and 32-GPU jobs randomly placed on 1,024 GPUs at
 // 4:1, none queued, so both fidelities place every job alike and their communication times compare
-// job by job, free of schedule chaos. Measured (README "Fidelity"): network within 1% of 256 chunks,
+// job by job, free of schedule chaos. Measured (sim/network/README.md): network within 1% of 256 chunks,
 // fabric optimistic on communication here (10 seeds: the default -7.0%, -10.1% with the sharers' mean
 // number present on the leaf uplinks, which hold two NICs' flows; joint on max-min -4.6%, -7.5% with
 // the mean), 1-2% on mean JCT. The bounds pin that known gap so that a change to either fidelity shows.
@@ -128,7 +128,7 @@ TEST_CASE("fabric cli: steady heavy contention - same placements, communication 
   CHECK(tn / td > 1.05);  // heavily contended: the network fidelity slows jobs by 8%
   // worst-link counts a sharer whose rate another link sets by its mean load only: optimistic
   CHECK(sw / sn > 0.83);
-  CHECK(sw / sn < 0.97);  // measured 0.903 (0.871 with the mean headroom, stop 32)
+  CHECK(sw / sn < 0.97);  // measured 0.903 (0.871 with the mean headroom)
   // joint lets those sharers come and go too, each once for all the ring's links it crosses
   CHECK(sj / sn > 0.90);
   CHECK(sj / sn < 1.0);  // measured 0.962 (0.937 with the mean headroom)
@@ -137,7 +137,7 @@ TEST_CASE("fabric cli: steady heavy contention - same placements, communication 
   // the default, joint-cycle on fair bottleneck, weighs each ring's time per byte towards the arrival
   // field by its share of time talking: more optimistic here, where every ring talks much of its time
   // (10 seeds: -7.0% against joint's -4.6%). The sharers' mean number present on the uplinks, with room
-  // for two rings' flows, says less: -10.1% (stop 32's default).
+  // for two rings' flows, says less: -10.1%.
   const double sc = total(cycle, "comm_s"), tc = total(cycle, "jct_s"), sm = total(by_mean, "comm_s");
   MESSAGE("default: communication over network's " << sc / sn << " (mean headroom " << sm / sn
                                                    << "), mean JCT " << tc / tn - 1);
@@ -151,10 +151,10 @@ TEST_CASE("fabric cli: steady heavy contention - same placements, communication 
 // tests/bench/network-1k-steady-mix.toml: 16 long jobs of 2 to 16 nodes (seed 1), randomly placed at
 // 4:1, none queued. summary.json's network.comm_s_by_nodes sums jobs.csv's comm_s by the nodes each
 // ring spans. On max-min, joint overcharges the narrow rings and undercharges the wide ones (1.106 for
-// 2 nodes, 0.758 for 9-16; 40 seeds: +10.9% and -13.6%, README "Fidelity"): the network fidelity's
+// 2 nodes, 0.758 for 9-16; 40 seeds: +10.9% and -13.6%, sim/DECISIONS.md): the network fidelity's
 // SimGrid solver favours rings that cross few links. The fair-bottleneck allocation moves the rates
 // towards that solver (1.080 and 0.871 here; 40 seeds: +5.1% and -3.9%); the default, joint-cycle on
-// it, 1.057 and 0.903 (1.052 and 0.903 with the mean headroom of stop 32). The bounds pin all three.
+// it, 1.057 and 0.903 (1.052 and 0.903 with the mean headroom). The bounds pin all three.
 TEST_CASE(
     "fabric cli: communication by ring width - the summary's buckets, and the allocations and sharings") {
   const auto dir = temp_dir("netcli");
@@ -164,7 +164,7 @@ TEST_CASE(
       run_file(file, dir / "joint", "--set execution.fidelity=fabric --set execution.fabric_sharing=joint");
   const auto max_min = run_file(file, dir / "max-min",
                                 "--set execution.fidelity=fabric --set execution.fabric_sharing=joint "
-                                "--set execution.fabric_allocation=max-min");  // the default until stop 32
+                                "--set execution.fabric_allocation=max-min");           // joint on max-min
   const auto cycle = run_file(file, dir / "cycle", "--set execution.fidelity=fabric");  // the default
   CHECK(column(net, "start_s") == column(joint, "start_s"));
   CHECK(column(net, "nodes") == column(joint, "nodes"));

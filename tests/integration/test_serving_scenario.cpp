@@ -325,7 +325,7 @@ TEST_CASE(
 
 TEST_CASE(
     "serving accuracy: RTX 4090 profiles extrapolated to the RTX PRO 6000 run (catalog roofline transfer)") {
-  // README "LLM serving": TTFT -26%, TPOT -9%, E2E -14% on the means; bounds hold today's figures.
+  // sim/serving/README.md: TTFT -26%, TPOT -9%, E2E -14% on the means; bounds hold today's figures.
   const std::string run = "serving/llmservingsim/runs/RTXPRO6000-Llama-3.1-8B/requests.jsonl";
   const std::string profile = "serving/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16";
   test::require_shared(run);

@@ -110,7 +110,7 @@ TEST_CASE("neusight: shared end-to-end latencies on 6 GPUs, train and inference,
   CHECK(all["mape_pct"].get<double>() < 9.0);
   // Measured 7.05%: 4.09% before the eager kernels, when the missing element-wise kernels offset the
   // GEMM fits' over-prediction of V100 (the training sweeps run about 10% slower than NeuSight's
-  // test rows of the same shapes; README "LLM training").
+  // test rows of the same shapes; models/llm/README.md).
   CHECK(s["by_source_gpu"]["neusight/V100-PCIE-32GB"]["mape_pct"].get<double>() < 7.5);
   fs::remove_all(dir);
 }

@@ -1,5 +1,5 @@
-// README.md's "Write your own policy" shows tests/examples/example_policy.cpp verbatim: the first
-// ```cpp block of that section must equal the file, so the documented example is the tested one.
+// sim/scheduling/README.md's "Write your own policy" shows tests/examples/example_policy.cpp verbatim: the
+// first ```cpp block of that section must equal the file, so the documented example is the tested one.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -24,14 +24,15 @@ std::string code_block_after(const std::string& markdown, const std::string& hea
 
 }  // namespace
 
-TEST_CASE("README example policy is tests/examples/example_policy.cpp verbatim") {
+TEST_CASE("the guide's example policy is tests/examples/example_policy.cpp verbatim") {
   const std::string root = FLEETSIM_SOURCE_DIR;
-  const std::string readme = fleetsim::test::read_file(root + "/README.md");
+  const std::string readme = fleetsim::test::read_file(root + "/sim/scheduling/README.md");
   const std::string source = fleetsim::test::read_file(root + "/tests/examples/example_policy.cpp");
   REQUIRE_FALSE(source.empty());
   const std::string block = code_block_after(readme, "## Write your own policy");
-  REQUIRE_MESSAGE(!block.empty(), "README.md: no ```cpp block under '## Write your own policy'");
+  REQUIRE_MESSAGE(!block.empty(),
+                  "sim/scheduling/README.md: no ```cpp block under '## Write your own policy'");
   CHECK_MESSAGE(block == source,
-                "README.md's example differs from tests/examples/example_policy.cpp: copy the file into the "
-                "README's ```cpp block (or the other way round)");
+                "sim/scheduling/README.md's example differs from tests/examples/example_policy.cpp: copy the "
+                "file into the guide's ```cpp block (or the other way round)");
 }

@@ -472,8 +472,8 @@ TEST_CASE("scenario: describe_scenario_keys lists every documented key once, by 
   CHECK(contains(text, "microseconds"));
 }
 
-TEST_CASE("scenario: the README's key table is `fleetsim keys --markdown`") {
-  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/README.md");
+TEST_CASE("scenario: sim/REFERENCE.md's key table is `fleetsim keys --markdown`") {
+  std::ifstream in(std::string(FLEETSIM_SOURCE_DIR) + "/sim/REFERENCE.md");
   REQUIRE(in);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -486,5 +486,5 @@ TEST_CASE("scenario: the README's key table is `fleetsim keys --markdown`") {
   REQUIRE(e != std::string::npos);
   const auto table_start = readme.find('\n', b) + 1;
   CHECK_MESSAGE(readme.substr(table_start, e - table_start) == describe_keys_markdown(),
-                "README.md's scenario-key table is stale: replace it with `fleetsim keys --markdown`");
+                "sim/REFERENCE.md's scenario-key table is stale: replace it with `fleetsim keys --markdown`");
 }

@@ -1,11 +1,12 @@
 // Every shipped scenario (scenarios/*.toml) parses and validates against the key
-// schema, services included, and every shipped sweep file (*.sweep.toml) with each combination: a key renamed
-// in code and not in a scenario fails here. Scenarios that point into the shared data are checked in a test
-// case of their own, skipped where the data is absent (openb's node list is read at load).
+// schema, services included, and every sweep file (scenarios/ and tests/validation/) with each combination: a
+// key renamed in code and not in a scenario fails here. Scenarios that point into the shared data are checked
+// in a test case of their own, skipped where the data is absent (openb's node list is read at load).
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "sim/app/scenario.hpp"
 #include "sim/experiments/sweep_spec.hpp"
@@ -55,7 +56,11 @@ TEST_CASE("scenarios: every shipped scenario file on the shared data parses") {
 
 TEST_CASE("scenarios: every shipped sweep file parses and every combination validates") {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + "/scenarios")) {
+  std::vector<std::filesystem::directory_entry> files;
+  for (const char* dir : {"/scenarios", "/tests/validation"})
+    for (const auto& e : std::filesystem::directory_iterator(std::string(FLEETSIM_SOURCE_DIR) + dir))
+      files.push_back(e);
+  for (const auto& e : files) {
     const std::string name = e.path().filename().string();
     if (name.find(".sweep.toml") == std::string::npos) continue;
     CAPTURE(name);
@@ -69,5 +74,5 @@ TEST_CASE("scenarios: every shipped sweep file parses and every combination vali
     CHECK_MESSAGE(error.empty(), error);
     ++n;
   }
-  CHECK(n >= 2);
+  CHECK(n >= 11);  // 4 in scenarios/, 7 in tests/validation/
 }

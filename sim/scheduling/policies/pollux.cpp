@@ -19,7 +19,7 @@
 // GPUs; applications of execution.pollux_one_gpu (ncf) stay on one GPU at their trace batch.
 // Deviation: a round's search stops after stall_generations (default 10) generations without a better
 // allocation; the artifact always runs 100 (stall_generations = 0 does too). On Pollux workloads 1-5
-// the mean JCT moves by at most 1% and the run is 3-4x faster (README, "Pollux workloads").
+// the mean JCT moves by at most 1% and the run is 3-4x faster (models/job/README.md).
 // Not modelled: the artifact's cluster autoscaling (off in its experiments) and interference; the
 // search treats every node alike, and jobs are timed by the T4 profiles as measured (the pollux job
 // model's scaling to other GPU types does not apply under this policy).
