@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/app/sweep_spec.hpp"
+#include "sim/experiments/sweep_spec.hpp"
 #include "tests/fuzz/fuzz_util.hpp"
 
 namespace {

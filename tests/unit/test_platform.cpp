@@ -141,10 +141,11 @@ TEST_CASE("cluster spec: bad pools and networks raise InputError naming the key"
   CHECK(expand_error({pool("a", 1, 8, "T4")}, bad).field() == "cluster.network.intra_node_gbps");
 }
 
-TEST_CASE("cluster spec: a CPU-only pool needs no GPU model") {
-  const ClusterSpec c = expand_pools({pool("cpu", 2, 0, "")}, NetworkSpec{});
-  CHECK(c.total_gpus() == 0);
-  CHECK(c.nodes[0].gpu.empty());
+TEST_CASE("cluster spec: a CPU-only pool needs no GPU model, a cluster without GPUs is refused") {
+  const ClusterSpec c = expand_pools({pool("gpu", 1, 8, "T4"), pool("cpu", 2, 0, "")}, NetworkSpec{});
+  CHECK(c.total_gpus() == 8);
+  CHECK(c.nodes[1].gpu.empty());
+  CHECK(expand_error({pool("cpu", 2, 0, "")}, NetworkSpec{}).field() == "cluster.pool.0.gpus_per_node");
 }
 
 TEST_CASE("cluster spec: enum names") {
