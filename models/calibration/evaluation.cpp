@@ -22,6 +22,8 @@ FileKind kind_of(const std::string& path) {
   if (first.starts_with("\xEF\xBB\xBF")) first = first.substr(3);
   if (first.starts_with("OPName")) return FileKind::kernels;
   if (first.starts_with("comm_type")) return FileKind::aicb;
+  if (first.find("time_stats.") != std::string::npos && first.find("num_workers") != std::string::npos)
+    return FileKind::vidur;
   // scripts/calibrate's launch_*.csv and copy_*.csv (launch latency, copy bandwidth): not fitted yet.
   if (first.starts_with("op,grid,block,") || first.starts_with("op,bytes,seconds,"))
     return FileKind::suite_other;
@@ -67,6 +69,11 @@ Measurements read_measurements(const std::vector<std::string>& files) {
         std::fprintf(stderr, "fleetsim: note: %s: launch/copy measurements are recorded but not fitted\n",
                      f.c_str());
         break;
+      case FileKind::vidur: {
+        auto rows = read_vidur_network(f);
+        m.collectives.insert(m.collectives.end(), rows.begin(), rows.end());
+        break;
+      }
       case FileKind::nccl: {
         auto rows = read_nccl_tests(f);
         m.collectives.insert(m.collectives.end(), rows.begin(), rows.end());
@@ -126,10 +133,11 @@ std::vector<EvalRow> predict_rows(const Measurements& m, const Calibration& cal,
     const GpuSpec* gpu = find_gpu(s.system);
     CommFabric fabric = gpu != nullptr ? fabric_for(*gpu) : CommFabric{};
     fabric.system = s.system;
+    fabric.link = s.link;
     const CollectivePrediction p = collectives->predict({s.op, s.bytes, s.ranks, s.nodes}, fabric);
     const CollectivePrediction analytic = predict_analytic({s.op, s.bytes, s.ranks, s.nodes}, fabric);
     const bool fitted = !cal.collectives.match_system(s.system).empty();
-    rows.push_back({s.system, to_string(s.op),
+    rows.push_back({s.link.empty() ? s.system : s.system + "/" + s.link, to_string(s.op),
                     "ranks=" + std::to_string(s.ranks) + " nodes=" + std::to_string(s.nodes) +
                         " bytes=" + fmt(s.bytes, 12),
                     s.seconds, p.seconds, analytic.seconds,

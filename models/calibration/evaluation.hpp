@@ -1,7 +1,7 @@
 #pragma once
 // Evaluation of a calibration against measurements (fleetsim calibrate fit/eval): reading the
 // measurement files by their header (kernel sweeps in the NeuSight CSV schema, aicb collective logs,
-// nccl-tests results), predicting every measured row, and the per-(device, op) errors.
+// nccl-tests results, Vidur collective profiles), predicting every measured row, and the per-(device, op) errors.
 #include <string>
 #include <vector>
 
@@ -10,7 +10,7 @@
 namespace fleetsim {
 
 /// What a measurement file holds, from its first line.
-enum class FileKind { kernels, aicb, nccl, suite_other };
+enum class FileKind { kernels, aicb, nccl, vidur, suite_other };
 
 FileKind kind_of(const std::string& path);
 /// Files named on the command line; a directory stands for its regular, non-hidden files (sorted).

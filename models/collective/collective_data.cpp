@@ -88,7 +88,7 @@ std::vector<CollectiveSample> read_lut(std::istream& in, const std::string& path
     const double ns = parse_double(trim(f[3]), path, lineno, "time(ns)");
     if (bytes <= 0) throw InputError(path, lineno, "size(B)", "size must be positive");
     if (ns <= 0) throw InputError(path, lineno, "time(ns)", "time must be positive");
-    out.push_back({path, lineno, sys, Collective::all_reduce, bytes, ranks, 1, ns * 1e-9});
+    out.push_back({path, lineno, sys, Collective::all_reduce, bytes, ranks, 1, ns * 1e-9, ""});
   }
   if (out.empty()) throw InputError(path, 0, "", "no result rows after the header");
   return out;
@@ -145,7 +145,7 @@ std::vector<CollectiveSample> read_stdout(std::istream& in, const std::string& p
     const double bytes = parse_double(tok[static_cast<std::size_t>(size_col)], path, lineno, "size");
     const double us = parse_double(tok[static_cast<std::size_t>(time_col)], path, lineno, "time");
     if (bytes <= 0 || us <= 0) continue;  // nccl-tests prints size-0 rows for tiny counts
-    out.push_back({path, lineno, sys, Collective::all_reduce, bytes, 0, 1, us * 1e-6});
+    out.push_back({path, lineno, sys, Collective::all_reduce, bytes, 0, 1, us * 1e-6, ""});
   }
   if (size_col < 0)
     throw InputError(path, 0, "",
@@ -225,7 +225,7 @@ std::vector<CollectiveSample> read_aicb_csv(const std::string& path, const std::
     const int ranks = parse_int32(group, path, lineno, "comm_group_size");
     if (ranks < 1) throw InputError(path, lineno, "comm_group_size", "must be at least 1");
     if (bytes <= 0 || ms <= 0) continue;
-    out.push_back({path, lineno, system, *op, bytes, ranks, 1, ms * 1e-3});
+    out.push_back({path, lineno, system, *op, bytes, ranks, 1, ms * 1e-3, ""});
   }
   return out;
 }
@@ -266,22 +266,30 @@ void fit_band(const std::vector<std::pair<double, double>>& xt, double& a, doubl
 
 }  // namespace
 
-CollectiveCalibration fit_collectives(const std::vector<CollectiveSample>& samples) {
-  using Key = std::tuple<std::string, int, int, int>;  // system, op, ranks, nodes
+CollectiveCalibration fit_collectives(const std::vector<CollectiveSample>& samples, CollectiveFit fit) {
+  using Key = std::tuple<std::string, std::string, int, int, int>;  // system, link, op, ranks, nodes
   std::map<Key, std::vector<const CollectiveSample*>> groups;
   for (const auto& s : samples) {
     if (s.bytes <= 0 || s.seconds <= 0 || s.ranks < 2) continue;
-    groups[{s.system, static_cast<int>(s.op), s.ranks, std::max(1, s.nodes)}].push_back(&s);
+    groups[{s.system, s.link, static_cast<int>(s.op), s.ranks, std::max(1, s.nodes)}].push_back(&s);
   }
   CollectiveCalibration cal;
   for (auto& [key, rows] : groups) {
     std::sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->bytes < b->bytes; });
     CollectiveCurve curve;
     curve.system = std::get<0>(key);
-    curve.op = static_cast<Collective>(std::get<1>(key));
-    curve.ranks = std::get<2>(key);
-    curve.nodes = std::get<3>(key);
+    curve.link = std::get<1>(key);
+    curve.op = static_cast<Collective>(std::get<2>(key));
+    curve.ranks = std::get<3>(key);
+    curve.nodes = std::get<4>(key);
     curve.samples = static_cast<int>(rows.size());
+    if (fit == CollectiveFit::regimes) {
+      std::vector<std::pair<double, double>> xt;
+      for (auto* r : rows) xt.emplace_back(r->bytes, r->seconds);
+      curve.bands = fit_regimes(xt, bus_factor(curve.op, curve.ranks));
+      cal.curves.push_back(std::move(curve));
+      continue;
+    }
     // Octave bands [2^k, 2^(k+1)); a band needs two distinct sizes to fit latency and bandwidth,
     // so a short band joins the one before it (or, for the first, the one after).
     struct Span {
@@ -321,7 +329,7 @@ CollectiveCalibration fit_collectives(const std::vector<CollectiveSample>& sampl
       double a = 0, c = 0;
       fit_band(xt, a, c);
       curve.bands.push_back({std::ldexp(1.0, sp.lo_oct), std::ldexp(1.0, sp.hi_oct), a, 1.0 / (c * 1e9),
-                             static_cast<int>(sp.rows.size())});
+                             static_cast<int>(sp.rows.size()), ""});
     }
     cal.curves.push_back(std::move(curve));
   }
@@ -384,18 +392,23 @@ nlohmann::json to_json(const CollectiveCalibration& cal) {
   nlohmann::json curves = nlohmann::json::array();
   for (const auto& c : cal.curves) {
     nlohmann::json bands = nlohmann::json::array();
-    for (const auto& b : c.bands)
-      bands.push_back({{"min_bytes", b.min_bytes},
-                       {"max_bytes", b.max_bytes},
-                       {"latency_s", b.latency_s},
-                       {"busbw_gbs", b.busbw_gbs},
-                       {"samples", b.samples}});
-    curves.push_back({{"system", c.system},
-                      {"op", to_string(c.op)},
-                      {"ranks", c.ranks},
-                      {"nodes", c.nodes},
-                      {"samples", c.samples},
-                      {"bands", bands}});
+    for (const auto& b : c.bands) {
+      nlohmann::json band = {{"min_bytes", b.min_bytes},
+                             {"max_bytes", b.max_bytes},
+                             {"latency_s", b.latency_s},
+                             {"busbw_gbs", b.busbw_gbs},
+                             {"samples", b.samples}};
+      if (!b.protocol.empty()) band["protocol"] = b.protocol;
+      bands.push_back(std::move(band));
+    }
+    nlohmann::json curve = {{"system", c.system},
+                            {"op", to_string(c.op)},
+                            {"ranks", c.ranks},
+                            {"nodes", c.nodes},
+                            {"samples", c.samples},
+                            {"bands", bands}};
+    if (!c.link.empty()) curve["link"] = c.link;
+    curves.push_back(std::move(curve));
   }
   nlohmann::json out = {
       {"format", kFormat},
@@ -443,6 +456,7 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
     const auto& cj = cs[i];
     CollectiveCurve c;
     c.system = text(cj, "system", file, where);
+    if (cj.contains("link")) c.link = text(cj, "link", file, where);
     c.op = parse_collective(text(cj, "op", file, where), file, 0, where + ".op");
     c.ranks = count(cj, "ranks", file, where, true);
     c.nodes = count(cj, "nodes", file, where, true);
@@ -458,6 +472,7 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
       b.latency_s = number(bj, "latency_s", file, bw, false);
       b.busbw_gbs = number(bj, "busbw_gbs", file, bw, true);
       b.samples = count(bj, "samples", file, bw, false);
+      if (bj.contains("protocol")) b.protocol = text(bj, "protocol", file, bw);
       if (!c.bands.empty() && b.min_bytes < c.bands.back().min_bytes)
         throw InputError(file, 0, bw + ".min_bytes", "bands must be sorted by min_bytes");
       c.bands.push_back(b);

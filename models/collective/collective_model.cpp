@@ -142,6 +142,7 @@ std::optional<double> analytic_seconds(const CollectiveDesc& d, const CommFabric
   const int g = (n + m - 1) / m;  // ranks per node
   // NCCL builds trees across nodes; inside one server the ring (NVLink/NVSwitch) is used.
   if (tree && (d.op != Collective::all_reduce || m == 1)) return std::nullopt;
+  if (p == CollectiveProtocol::ll128 && !f.ll128) return std::nullopt;
   const ProtocolParams& pp = (tree ? params.tree : params.ring)[index(p)];
   const double intra_bps = f.intra_gbs * 1e9;
   const NodeNet net = node_net(f, g);
@@ -242,12 +243,18 @@ BandValue value_of(const CollectiveBand& b) {
 /// linearly in ranks, or, when the system's node topology gives NVLink rings for all the counts
 /// involved (one node), per ring: cost x rings is interpolated and divided by the rings at `ranks`;
 /// a count with an NVLink path but no ring (nvlink_chain_only) runs as one chain.
+bool same_link(const std::string& curve, const std::string& wanted) {
+  return wanted.empty() || curve == wanted;
+}
+
 std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std::string& system,
-                                     Collective op, double bytes, int ranks, int nodes) {
+                                     Collective op, double bytes, int ranks, int nodes,
+                                     const std::string& link = "") {
   const CollectiveCurve* below = nullptr;
   const CollectiveCurve* above = nullptr;
   for (const auto& c : cal.curves) {
-    if (c.op != op || c.nodes != nodes || c.bands.empty() || c.system != system) continue;
+    if (c.op != op || c.nodes != nodes || c.bands.empty() || c.system != system || !same_link(c.link, link))
+      continue;
     if (c.ranks == ranks) return value_of(c.band_for(bytes));
     if (c.ranks < ranks && (below == nullptr || c.ranks > below->ranks)) below = &c;
     if (c.ranks > ranks && (above == nullptr || c.ranks < above->ranks)) above = &c;
@@ -272,7 +279,8 @@ std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std
   const CollectiveCurve* single = nullptr;
   if (topo != nullptr && nvlink_chain_only(*topo, ranks))
     for (const auto& c : cal.curves) {
-      if (c.op != op || c.nodes != nodes || c.bands.empty() || c.system != system) continue;
+      if (c.op != op || c.nodes != nodes || c.bands.empty() || c.system != system || !same_link(c.link, link))
+        continue;
       const int rings = ring_capacity(*topo, c.ranks);
       if (rings > 0 && (single == nullptr || rings < ring_capacity(*topo, single->ranks))) single = &c;
     }
@@ -295,10 +303,11 @@ std::optional<BandValue> curve_value(const CollectiveCalibration& cal, const std
 }  // namespace
 
 std::optional<double> CollectiveCalibration::fitted_seconds(const std::string& system, Collective op,
-                                                            double bytes, int ranks, int nodes) const {
+                                                            double bytes, int ranks, int nodes,
+                                                            const std::string& link) const {
   const std::string sys = match_system(system);
   if (sys.empty()) return std::nullopt;
-  auto v = curve_value(*this, sys, op, bytes, ranks, nodes);
+  auto v = curve_value(*this, sys, op, bytes, ranks, nodes, link);
   if (!v) return std::nullopt;
   return v->latency_s + bus_factor(op, ranks) * bytes * v->sec_per_bus_byte;
 }
@@ -336,7 +345,7 @@ class CalibratedModel final : public CollectiveModel {
     if (sys.empty()) return out;
     const int n = d.ranks;
     const int m = std::clamp(d.nodes, 1, n);
-    if (auto t = intra(sys, d.op, d.bytes, n, m)) {  // measured at this node count
+    if (auto t = intra(sys, d.op, d.bytes, n, m, f.link)) {  // measured at this node count
       out.seconds = *t;
       return out;
     }
@@ -345,7 +354,7 @@ class CalibratedModel final : public CollectiveModel {
     // analytic inter-node traffic over the node's NICs (the same NIC term as "nccl-default", so a
     // calibrated and an uncalibrated system with the same NICs agree once the NIC dominates).
     const int g = (n + m - 1) / m;
-    const double t_intra = g > 1 ? intra(sys, d.op, d.bytes, g, 1).value_or(0.0) : 0.0;
+    const double t_intra = g > 1 ? intra(sys, d.op, d.bytes, g, 1, f.link).value_or(0.0) : 0.0;
     const NodeNet net = node_net(f, g);
     const ProtocolParams& pp = cal_->analytic.ring[index(CollectiveProtocol::simple)];
     const double lat = f.inter_latency_s * pp.hop_latency_factor;
@@ -379,12 +388,12 @@ class CalibratedModel final : public CollectiveModel {
  private:
   /// Fitted time for (op) on `ranks` over `nodes`, or the system's all-reduce bus bandwidth and
   /// latency applied to another op when that op was never measured.
-  std::optional<double> intra(const std::string& sys, Collective op, double bytes, int ranks,
-                              int nodes) const {
-    if (auto v = curve_value(*cal_, sys, op, bytes, ranks, nodes))
+  std::optional<double> intra(const std::string& sys, Collective op, double bytes, int ranks, int nodes,
+                              const std::string& link) const {
+    if (auto v = curve_value(*cal_, sys, op, bytes, ranks, nodes, link))
       return v->latency_s + bus_factor(op, ranks) * bytes * v->sec_per_bus_byte;
     if (op == Collective::all_reduce) return std::nullopt;
-    if (auto v = curve_value(*cal_, sys, Collective::all_reduce, bytes, ranks, nodes))
+    if (auto v = curve_value(*cal_, sys, Collective::all_reduce, bytes, ranks, nodes, link))
       return v->latency_s + bus_factor(op, ranks) * bytes * v->sec_per_bus_byte;
     return std::nullopt;
   }

@@ -52,12 +52,14 @@ std::string to_string(CollectiveProtocol p);  ///< "LL", "LL128", "Simple"
 /// The network a collective runs on.
 struct CommFabric {
   std::string system;               ///< GPU/system name used to look up a calibration ("A100")
+  std::string link;                 ///< link kind for a calibration lookup ("nvswitch", ...; "" = any)
   double intra_gbs = 150;           ///< per-GPU one-direction intra-node bandwidth, GB/s
   double intra_latency_s = 0.6e-6;  ///< per-hop intra-node latency (NCCL NVLink LL figure)
   double inter_gbs = 25;            ///< one NIC's bandwidth, GB/s (200 Gb/s)
   double inter_latency_s = 2.7e-6;  ///< per-hop inter-node latency (NCCL network LL figure)
   int nics_per_node = 1;
   int gpus_per_nic = 1;  ///< rail-optimised: GPUs sharing one NIC
+  bool ll128 = true;     ///< NCCL enables LL128 on NVLink only: false for PCIe links
 };
 
 /// Fabric from catalog figures: NVLink (nvlink_gbs is both directions summed, so half of it per
@@ -101,11 +103,13 @@ struct CollectiveBand {
   double latency_s = 0;
   double busbw_gbs = 0;
   int samples = 0;
+  std::string protocol;  ///< the NCCL protocol regime a regime fit labels the band with ("" if none)
 };
 
 /// Measured behaviour of one (system, op, ranks, nodes): bands sorted by size, contiguous.
 struct CollectiveCurve {
   std::string system;
+  std::string link;  ///< link kind the curve was measured on ("" = not recorded)
   Collective op = Collective::all_reduce;
   int ranks = 0;
   int nodes = 1;
@@ -127,8 +131,9 @@ struct CollectiveCalibration {
   /// Fitted time on a calibrated system; interpolates between fitted rank counts (latency and
   /// 1/busbw linear in ranks, clamped outside; 1/busbw per ring when the system's node topology is
   /// known and both counts have NVLink rings); nullopt if (system, op, nodes) has no curve.
+  /// `link` (a link kind, "" = any) restricts the curves to those measured on that link.
   std::optional<double> fitted_seconds(const std::string& system, Collective op, double bytes, int ranks,
-                                       int nodes = 1) const;
+                                       int nodes = 1, const std::string& link = "") const;
 };
 
 struct CollectiveSample {
@@ -140,6 +145,7 @@ struct CollectiveSample {
   int ranks = 0;
   int nodes = 1;
   double seconds = 0;
+  std::string link;  ///< link kind ("nvswitch", "nvlink-pair", ...; "" = not recorded)
 };
 
 /// nccl-tests results: either the LUT CSV (`size(B),count,type,time(ns),busbw(GB/s),...`, ranks
@@ -153,9 +159,26 @@ std::vector<CollectiveSample> read_nccl_tests(const std::string& path, const std
 /// Rows without a usable op (epoch_end), size 0 or an unknown group size are skipped.
 std::vector<CollectiveSample> read_aicb_csv(const std::string& path, const std::string& system = "A100");
 
-/// Fits one curve per (system, op, ranks, nodes): octave size bands (merged until each has two
-/// distinct sizes), latency and bus bandwidth per band by Eigen least squares on relative error.
-CollectiveCalibration fit_collectives(const std::vector<CollectiveSample>& samples);
+/// Vidur's collective profiles (`<setup>/all_reduce.csv`, `send_recv.csv`: `time_stats.<op>.median`
+/// ms by `size` bytes, `num_workers`, `devices_per_node`): one sample per row at the median, ranks =
+/// num_workers, nodes = num_workers / devices_per_node. The setup folder names the system and link
+/// ("a100_dgx": A100 over NVSwitch, "h100_pairwise_nvlink": H100 NVLink pairs); `system` overrides.
+std::vector<CollectiveSample> read_vidur_network(const std::string& path, const std::string& system = "");
+
+/// How fit_collectives cuts a curve into bands.
+enum class CollectiveFit {
+  octaves,  ///< octave size bands, merged until each has two distinct sizes
+  regimes,  ///< at most three bands with breakpoints placed where NCCL's protocol changes (a kink)
+};
+/// Fits one curve per (system, link, op, ranks, nodes): bands by `fit`, latency and bus bandwidth
+/// per band by least squares on relative error.
+CollectiveCalibration fit_collectives(const std::vector<CollectiveSample>& samples,
+                                      CollectiveFit fit = CollectiveFit::octaves);
+/// The regime fit of one curve's sorted (bytes, seconds) rows: up to `max_bands` contiguous bands
+/// (breakpoints by exhaustive search), each a latency + bytes x bus_factor / bus bandwidth line
+/// fitted on relative error, labelled LL / LL128 / Simple by size order.
+std::vector<CollectiveBand> fit_regimes(const std::vector<std::pair<double, double>>& bytes_seconds,
+                                        double bus_factor, int max_bands = 3);
 
 nlohmann::json to_json(const CollectiveCalibration& cal);
 /// Raises InputError(file, 0, field, ...) on a missing or bad field.

@@ -193,7 +193,9 @@ std::vector<GpuSpec> make_catalog() {
                .tdp_w = 250,
                .idle_w = 35,
                .nvlink_gen = 3,
-               .nvlink_gbs = 600});
+               .nvlink_gbs = 600,
+               .link = "nvlink-pair",  // PCIe card: NVLink bridges join pairs
+               .pcie_gen = 4});
 
   // A100 SXM4 40 GB (DGX A100 320GB). Same datasheet: compute and memory as above, 400 W, NVLink 3
   // 12 links = 600 GB/s.
@@ -251,7 +253,9 @@ std::vector<GpuSpec> make_catalog() {
                .tdp_w = 300,
                .idle_w = 40,
                .nvlink_gen = 3,
-               .nvlink_gbs = 600});
+               .nvlink_gbs = 600,
+               .link = "nvlink-pair",  // PCIe card: NVLink bridges join pairs
+               .pcie_gen = 4});
 
   // H100 SXM5 80 GB. NVIDIA "H100 Tensor Core GPU" datasheet (H100 SXM column): 67 TFLOP/s FP32,
   // TF32 989 / BF16 1,979 / FP16 1,979 with sparsity (halved here for dense), 80 GB HBM3 at

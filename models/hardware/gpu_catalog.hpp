@@ -27,6 +27,10 @@ struct GpuSpec {
   double nvlink_gbs = 0;             ///< total NVLink/xGMI bandwidth per GPU, GB/s (both directions summed)
   double pcie_gbs = 0;               ///< reachable GPU-to-GPU PCIe GB/s, one direction (0 = unknown)
   bool estimated = false;            ///< figures are estimates (no public datasheet)
+  /// How a server's GPUs of this type are usually linked (models/collective/serving_links.hpp):
+  /// "nvswitch", "nvlink-pair", "pcie-p2p", "pcie-host"; "" = nvswitch with NVLink, else pcie-p2p.
+  std::string link{};
+  int pcie_gen = 0;  ///< PCIe generation of the host link (0 = unknown)
 };
 
 /// All catalog entries, in a fixed order.

@@ -20,7 +20,9 @@ void add_workstation_gpus(std::vector<GpuSpec>& c) {
                .l2_mib = 72,
                .tdp_w = 450,
                .idle_w = 20,
-               .pcie_gbs = 24});  // PCIe 4.0 x16 (32 GB/s a direction); GeForce has no P2P: via the host
+               .pcie_gbs = 24,  // PCIe 4.0 x16 (32 GB/s a direction)
+               .link = "pcie-host",  // GeForce: the driver refuses P2P, NCCL stages through host memory
+               .pcie_gen = 4});
   // RTX PRO 6000 Blackwell Server Edition (GB202): 96 GB GDDR7 at 1597 GB/s, 188 SMs, 128 MB L2, up to
   // 600 W (NVIDIA product brief); FP32 and BF16 peaks are ESTIMATES from 188 SMs at ~2.6 GHz.
   c.push_back({.name = "RTXPRO6000",
@@ -39,7 +41,13 @@ void add_workstation_gpus(std::vector<GpuSpec>& c) {
                // PCIe 5.0 x16 (63 GB/s a direction); P2P writes measured at 53-56 GB/s on 6000 Pro
                // servers (voipmonitor/rtx6kpro, hardware/pcie-bandwidth.md); NCCL reaches less.
                .pcie_gbs = 48,
-               .estimated = true});
+               .estimated = true,
+               // P2P works on bare-metal hosts with the IOMMU off, a full BAR1 and the UVM HMM off
+               // (voipmonitor/rtx6kpro); stock and virtualised servers run without it, where vLLM's
+               // P2P check disables its custom all-reduce and NCCL stages through host memory. A
+               // tuned host: tp_link = "pcie-p2p".
+               .link = "pcie-host",
+               .pcie_gen = 5});
 }
 
 }  // namespace fleetsim::detail

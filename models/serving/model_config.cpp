@@ -159,6 +159,9 @@ ServingModelConfig read_model_config(const std::string& path) {
                                     expert_inter * kBytesPerParam;
   }
   out.hidden_size = static_cast<int>(hidden);
+  out.heads = static_cast<int>(heads);
+  out.kv_heads = static_cast<int>(kv_heads);
+  out.vocab = static_cast<int>(vocab);
   out.experts = static_cast<int>(experts);
   if (out.facts.moe) {
     out.experts_per_token = static_cast<int>(c.positive("num_experts_per_tok"));

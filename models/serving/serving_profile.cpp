@@ -332,24 +332,28 @@ SkewFit read_skew(const YamlNode& meta, const std::string& meta_file, const std:
 ServingTables read_serving_tables(const std::string& profile_dir, int tp, bool need_moe) {
   const std::string meta_file = (fs::path(profile_dir) / "meta.yaml").string();
   const YamlNode meta = parse_yaml_subset(read_text(meta_file, "profile's meta.yaml"), meta_file);
-  const fs::path tp_dir = fs::path(profile_dir) / ("tp" + std::to_string(tp));
-  if (!fs::is_directory(tp_dir)) {
-    std::vector<int> found;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(profile_dir, ec)) {
-      const std::string name = e.path().filename().string();
-      if (e.is_directory() && name.size() > 2 && name.starts_with("tp") &&
-          name.find_first_not_of("0123456789", 2) == std::string::npos)
-        found.push_back(std::stoi(name.substr(2)));
-    }
-    std::sort(found.begin(), found.end());
+  std::vector<int> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(profile_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && name.size() > 2 && name.size() < 8 && name.starts_with("tp") &&
+        name.find_first_not_of("0123456789", 2) == std::string::npos)
+      found.push_back(std::stoi(name.substr(2)));
+  }
+  std::sort(found.begin(), found.end());
+  int from = 0;  // the largest profiled degree dividing tp
+  for (const int f : found)
+    if (f > 0 && tp % f == 0) from = f;
+  if (from == 0) {
     std::vector<std::string> names;
     for (const int f : found) names.push_back(std::to_string(f));
     throw InputError(profile_dir, 0, "tensor_parallel",
-                     "TP degree " + std::to_string(tp) + " was not profiled (profiled: " +
+                     "TP degree " + std::to_string(tp) + " cannot be derived: no profiled degree divides it (profiled: " +
                          (names.empty() ? std::string("none") : join(names, ", ")) + ")");
   }
+  const fs::path tp_dir = fs::path(profile_dir) / ("tp" + std::to_string(from));
   ServingTables t;
+  t.tp = from;
   if (const YamlNode* m = meta.find("model")) t.model_name = m->scalar;
   if (const YamlNode* h = meta.find("hardware")) t.hardware = h->scalar;
   t.dense = layer_tables((tp_dir / "dense.csv").string(), "tokens", "dense table");
@@ -357,10 +361,10 @@ ServingTables read_serving_tables(const std::string& profile_dir, int tp, bool n
   t.attention = read_attention((tp_dir / "attention.csv").string());
   if (need_moe) {
     const fs::path own = tp_dir / "moe.csv";
-    t.moe_tp = fs::exists(own) ? tp : 1;
+    t.moe_tp = fs::exists(own) ? from : 1;
     t.moe = read_moe((fs::exists(own) ? own : fs::path(profile_dir) / "tp1" / "moe.csv").string());
   }
-  t.skew = read_skew(meta, meta_file, profile_dir, tp);
+  t.skew = read_skew(meta, meta_file, profile_dir, from);
   return t;
 }
 

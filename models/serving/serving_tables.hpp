@@ -73,19 +73,25 @@ struct ServingTables {
   Grid attention;                            ///< (prefill_chunk, kv_prefill, n_decode, kv_decode)
   std::optional<Grid> moe;                   ///< (tokens, activated_experts), if profiled
   int moe_tp = 1;                            ///< the TP degree the MoE table was measured at
+  int tp = 1;                                ///< the TP degree these tables were measured at
   SkewFit skew;
   std::string model_name;  ///< meta.yaml `model`, "" if absent
   std::string hardware;    ///< meta.yaml `hardware` (the profiled GPU), "" if absent
 };
 
-/// Reads <profile_dir>/meta.yaml and tp<tp>/{dense,per_sequence,attention}.csv (moe.csv of tp<tp>
-/// or else tp1 when `need_moe`, skew_fit.csv when meta.yaml enables it). Throws InputError.
+/// Reads <profile_dir>/meta.yaml and tp<j>/{dense,per_sequence,attention}.csv (moe.csv of tp<j>
+/// or else tp1 when `need_moe`, skew_fit.csv when meta.yaml enables it), j the largest profiled TP
+/// degree that divides `tp` (tp itself when profiled; the step model derives the rest). Throws
+/// InputError when no profiled degree divides it.
 ServingTables read_serving_tables(const std::string& profile_dir, int tp, bool need_moe);
 
 /// What the step model needs from a Hugging Face config.json.
 struct ServingModelConfig {
   ServingModelFacts facts;
   int hidden_size = 0;
+  int heads = 0;     ///< num_attention_heads
+  int kv_heads = 0;  ///< num_key_value_heads
+  int vocab = 0;
   int experts = 0;  ///< routed experts per MoE layer; 0 for a dense model
   int experts_per_token = 0;
 };

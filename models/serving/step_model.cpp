@@ -32,22 +32,35 @@
 //   (*) Each further chunk adds A(q_i, k_i, 0, 0) - A(smallest chunk, 0, 0, 0): its own work, without
 //     a second launch. LLMServingSim sums all chunks into one (sum q, sum k) lookup, which prices
 //     several short prompts like one long prompt with a long history (quadratic, much slower).
+// Tensor parallelism (*) (models/serving/README.md): the tables of the largest profiled TP degree j
+//   dividing the wanted k; with f = k / j > 1 the step derives the k-way layer from them: replicated
+//   modules (embedding, the residual RMSNorms, the sampler) keep their time; sharded ones (projections,
+//   rotary, activation, per-head q/k norms, lm_head) keep the profile's cheapest kernel time c and
+//   shrink the rest by f: c + (t - c) / f; decode attention reads A(.., n / f, ..) (n sequences of
+//   H / f heads do the work of n / f sequences of H heads); a prefill chunk's attention scales by the
+//   waves of its thread blocks, H_j x ceil(q / 64) blocks on the GPU's multiprocessors.
 // MoE (*): every layer's MLP is the MoE block, moe(T, a) with a = E (1 - (1 - k/E)^T) the expected
 //   number of distinct experts that T tokens routed uniformly to k of E experts activate
 //   (LLMServingSim routes tokens with its gate and looks up per EP rank). The table is profiled at
-//   TP 1; at TP n > 1 without its own moe.csv the time is divided by n (experts sharded n ways).
+//   TP m (moe.csv of tp<m>, else tp1); split n ways more (TP, or DP x TP without expert parallelism)
+//   it is sharded as above.
 // Data parallelism (*) (ServingStepOptions::data_parallel > 1, an MoE model): the DP ranks' MoE layers
 //   share the experts; G = the new tokens of all the ranks stepping together (BatchShape::group_tokens,
-//   or T x DP). Without expert parallelism every expert is split over the DP x TP GPUs:
-//   moe(G, a(G)) x (the table's TP) / (DP x TP). With it (expert_parallel, vLLM's
-//   enable_expert_parallel; also at DP 1) the E experts are spread whole over ep = DP x TP GPUs: each
-//   has G x k / ep token-expert pairs on average, moe(G / ep, a_local) x (the table's TP),
-//   a_local = E/ep (1 - (1 - k/E)^G) clamped to [min(k, E/ep), E/ep]. At DP > 1 each MoE layer adds
-//   an all-gather and a reduce-scatter of G x hidden x 2 bytes over the DP ranks (vLLM's
-//   allgather_reducescatter all2all backend) on tp_fabric.
-// All-reduce (*): at TP > 1, two per decoder layer (after o_proj and after the MLP/MoE) of
-//   T x hidden x 2 bytes, priced by predict_analytic on ServingStepOptions::tp_fabric.
-//   LLMServingSim leaves them to ASTRA-Sim's network; the TP profiles hold the per-GPU kernels only.
+//   or T x DP), DP x the largest rank's tokens when that rank runs as a CUDA graph (vLLM pads the
+//   ranks to one size). Without expert parallelism every expert is split over the DP x TP GPUs:
+//   moe(G, a(G)) sharded DP x TP / m ways. With it (expert_parallel, vLLM's enable_expert_parallel;
+//   also at DP 1) the E experts are spread whole over ep = DP x TP GPUs and the busiest rank sets the
+//   time: moe(P / k, a_local) x m, P the expected token-expert pairs of the busiest rank
+//   (parallel_layout.hpp: routing noise and expert popularity), a_local = E/ep (1 - (1 - k/E)^G)
+//   clamped to [min(k, E/ep), E/ep]. At DP > 1 each MoE layer all-gathers G x (hidden x 2 + k x 8)
+//   bytes (hidden states, top-k weights and ids) and reduce-scatters G x hidden x 2 bytes over the DP
+//   ranks (vLLM's allgather_reducescatter all2all backend).
+// Collectives (*): at TP > 1, two all-reduces per decoder layer (after o_proj and after the MLP/MoE)
+//   and one after the vocabulary-parallel embedding, of T x hidden x 2 bytes, and the all-gather of
+//   the logits (S x vocab x 2 bytes); each call priced by ServingStepOptions::links (measured NCCL
+//   curves by link kind, models/collective/serving_links.hpp), else the analytic NCCL model on
+//   tp_fabric. LLMServingSim leaves them to ASTRA-Sim's network; the TP profiles hold the per-GPU
+//   kernels only.
 // Every table is monotone (serving_profile.cpp), so within the grids more tokens, decodes or KV
 // never give a shorter step for uniform decode KV; when one sequence's KV grows its skew bucket can
 // change and the step shrink a little (at most 1.7% on the Llama-3.1-8B RTXPRO6000 sweep of
@@ -57,6 +70,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/hardware/gpu_catalog.hpp"
+#include "models/serving/parallel_layout.hpp"
 #include "models/serving/serving_tables.hpp"
 #include "models/serving/step_model.hpp"
 #include "workloads/base/input_error.hpp"
@@ -65,9 +80,15 @@ namespace fleetsim {
 namespace {
 
 using serving::Grid;
+using serving::Shard;
 
 double at(const Grid& g, double x) {
   return g(std::span<const double>(&x, 1));
+}
+
+double first_node(const Grid& g) {
+  std::vector<std::size_t> zero(g.dims(), 0);
+  return g.node(zero);
 }
 
 class ProfiledStepModel final : public ServingStepModel {
@@ -77,14 +98,27 @@ class ProfiledStepModel final : public ServingStepModel {
       : config_(std::move(config)), tables_(std::move(tables)), tp_(tp), options_(std::move(options)) {
     if (!tables_.model_name.empty()) config_.facts.name = tables_.model_name;
     config_.facts.profiled_gpu = tables_.hardware;
+    const double f = static_cast<double>(tp_) / tables_.tp;
+    double floor_us = INFINITY;
+    for (const auto& [name, grid] : tables_.dense) floor_us = std::min(floor_us, first_node(grid));
+    shard_ = Shard{f, std::isfinite(floor_us) ? floor_us : 0.0};
     for (const auto& [name, grid] : tables_.dense) {
+      const bool whole = serving::replicated_dense(name);
       if (name == "embedding" || name == "final_layernorm") {
-        once_.push_back(&grid);
+        once_.push_back({&grid, whole});
       } else {
-        per_layer_.emplace_back(&grid, name == "layernorm" || name == "qk_norm" ? 2.0 : 1.0);
+        per_layer_.push_back({&grid, name == "layernorm" || name == "qk_norm" ? 2.0 : 1.0, whole});
       }
     }
-    for (const auto& [name, grid] : tables_.per_sequence) per_sequence_.push_back(&grid);
+    for (const auto& [name, grid] : tables_.per_sequence)
+      per_sequence_.push_back({&grid, serving::replicated_per_sequence(name)});
+    if (tables_.moe) moe_floor_us_ = first_node(*tables_.moe);
+    heads_profiled_ = config_.heads > 0 ? static_cast<double>(config_.heads) / tables_.tp : 1.0;
+    sms_ = options_.profiled_sms;
+    if (sms_ <= 0) {
+      const GpuSpec* g = find_gpu(tables_.hardware);
+      sms_ = g != nullptr && g->sms > 0 ? g->sms : 132;
+    }
     const auto& pcs = tables_.attention.axis(0);
     const auto first_chunk = std::upper_bound(pcs.begin(), pcs.end(), 0.0);
     smallest_chunk_ = first_chunk == pcs.end() ? 1.0 : *first_chunk;
@@ -114,44 +148,70 @@ class ProfiledStepModel final : public ServingStepModel {
     const double layers = config_.facts.layers;
 
     double dense_us = 0;
-    for (const Grid* g : once_) dense_us += at(*g, tokens);
-    for (const auto& [g, times] : per_layer_) dense_us += layers * times * at(*g, tokens);
+    for (const auto& m : once_) dense_us += module_us(m.grid, m.replicated, tokens);
+    for (const auto& m : per_layer_) dense_us += layers * m.times * module_us(m.grid, m.replicated, tokens);
     double per_sequence_us = 0;
-    for (const Grid* g : per_sequence_) per_sequence_us += at(*g, sequences);
+    for (const auto& m : per_sequence_) per_sequence_us += module_us(m.grid, m.replicated, sequences);
     out.dense_s = dense_us * 1e-6;
     out.per_sequence_s = per_sequence_us * 1e-6;
     out.attention_s = layers * attention_batch_us(chunks, batch.decode_kv) * 1e-6;
     const int dp = std::max(1, options_.data_parallel);
-    const double group = batch.group_tokens > 0 ? batch.group_tokens : dp * tokens;
+    double group = batch.group_tokens > 0 ? batch.group_tokens : dp * tokens;
+    if (batch.group_max_tokens > 0 && batch.group_max_tokens <= options_.cudagraph_max_tokens)
+      group = std::max(group, static_cast<double>(dp) * batch.group_max_tokens);  // CUDA-graph padding
     if (tables_.moe) out.moe_s = layers * moe_us(tokens, group) * 1e-6;
+    const double hidden_bytes = config_.hidden_size * 2.0;
     if (tables_.moe && dp > 1) {
-      CollectiveDesc desc;
-      desc.bytes = group * config_.hidden_size * 2.0;  // every DP rank's tokens
-      desc.ranks = dp;
-      desc.nodes = 1;
-      desc.op = Collective::all_gather;
-      double comm = predict_analytic(desc, options_.tp_fabric).seconds;
-      desc.op = Collective::reduce_scatter;
-      comm += predict_analytic(desc, options_.tp_fabric).seconds;
-      out.expert_comm_s = layers * comm;
+      const double dispatch = group * (hidden_bytes + config_.experts_per_token * 8.0);
+      out.expert_comm_s = layers * (collective_s(Collective::all_gather, dispatch, dp) +
+                                    collective_s(Collective::reduce_scatter, group * hidden_bytes, dp));
     }
-    if (tp_ > 1) {
-      CollectiveDesc desc;
-      desc.op = Collective::all_reduce;
-      desc.bytes = tokens * config_.hidden_size * 2.0;
-      desc.ranks = tp_;
-      desc.nodes = 1;
-      out.allreduce_s = layers * 2.0 * predict_analytic(desc, options_.tp_fabric).seconds;
-    }
+    if (tp_ > 1)
+      out.allreduce_s = (2.0 * layers + 1) * collective_s(Collective::all_reduce, tokens * hidden_bytes, tp_) +
+                        collective_s(Collective::all_gather, sequences * config_.vocab * 2.0, tp_);
     return out;
   }
 
   const ServingModelFacts& model() const override { return config_.facts; }
 
  private:
-  double attention_us(double pc, double kp, double nd, double kv) const {
+  struct Module {
+    const Grid* grid;
+    bool replicated;
+  };
+  struct LayerModule {
+    const Grid* grid;
+    double times;
+    bool replicated;
+  };
+
+  double module_us(const Grid* g, bool replicated, double x) const {
+    const double us = at(*g, x);
+    return replicated ? us : shard_(us);
+  }
+
+  double collective_s(Collective op, double bytes, int ranks) const {
+    if (ranks <= 1 || bytes <= 0) return 0;
+    if (options_.links) return options_.links->seconds(op, bytes, ranks);
+    return predict_analytic({op, bytes, ranks, 1}, options_.tp_fabric).seconds;
+  }
+
+  double table_us(double pc, double kp, double nd, double kv) const {
     const double x[4] = {pc, kp, nd, kv};
     return tables_.attention(x);
+  }
+
+  /// One attention call at this model's TP degree (derived from the profiled one when larger).
+  double attention_us(double pc, double kp, double nd, double kv) const {
+    const double f = shard_.factor;
+    if (f == 1) return table_us(pc, kp, nd, kv);
+    const double n = nd > 0 ? std::max(1.0, nd / f) : 0.0;
+    if (pc <= 0) return table_us(0, 0, n, kv);
+    const double prefill = table_us(pc, kp, 0, 0);
+    const double blocks = heads_profiled_ * std::ceil(pc / 64.0);
+    const double derived = prefill * serving::waves(blocks / f, sms_) / serving::waves(blocks, sms_);
+    if (n <= 0) return derived;
+    return std::max(derived, table_us(pc, kp, n, kv) - prefill + derived);
   }
 
   double attention_batch_us(std::vector<PrefillChunk>& chunks, const std::vector<int>& decode_kv) const {
@@ -190,37 +250,60 @@ class ProfiledStepModel final : public ServingStepModel {
   double moe_us(double tokens, double group) const {
     const double experts = config_.experts;
     const double k = config_.experts_per_token;
-    const double dp = std::max(1, options_.data_parallel);
+    const int dp = std::max(1, options_.data_parallel);
+    const double m = tables_.moe_tp;
     auto activated = [&](double n, double among) {
       return std::clamp(among * (1.0 - std::pow(1.0 - k / experts, n)), std::min(k, among), among);
     };
+    auto table = [&](double n, double a) {
+      const double x[2] = {n, a};
+      return (*tables_.moe)(x);
+    };
     if (options_.expert_parallel) {
-      // E / ep whole experts; the group's tokens give it group x k / ep token-expert pairs on average,
-      // the work of group / ep tokens, on the local experts they activate.
-      const double ep = dp * tp_;
-      const double x[2] = {std::max(1.0, group / ep), activated(group, experts / ep)};
-      return (*tables_.moe)(x)*tables_.moe_tp;
+      // E / ep whole experts a rank; the busiest rank's token-expert pairs set the layer's time.
+      const int ep = dp * tp_;
+      const double pairs =
+          serving::busiest_rank_pairs(group, config_.experts, config_.experts_per_token, ep,
+                                      options_.expert_popularity_cv);
+      return table(std::max(1.0, pairs / k), activated(group, experts / ep)) * m;
     }
-    if (dp > 1) {  // every expert split over the DP x TP GPUs, all the group's tokens through each
-      const double x[2] = {group, activated(group, experts)};
-      return (*tables_.moe)(x)*tables_.moe_tp / (dp * tp_);
-    }
-    const double x[2] = {tokens, activated(tokens, experts)};
-    return (*tables_.moe)(x)*tables_.moe_tp / tp_;
+    const Shard split{dp * tp_ / m, moe_floor_us_};
+    if (dp > 1) return split(table(group, activated(group, experts)));  // all the group's tokens
+    return split(table(tokens, activated(tokens, experts)));
   }
 
   serving::ServingModelConfig config_;
   serving::ServingTables tables_;
   int tp_;
   ServingStepOptions options_;
-  std::vector<const Grid*> once_;
-  std::vector<std::pair<const Grid*, double>> per_layer_;
-  std::vector<const Grid*> per_sequence_;
+  Shard shard_;
+  std::vector<Module> once_;
+  std::vector<LayerModule> per_layer_;
+  std::vector<Module> per_sequence_;
+  double moe_floor_us_ = 0;
+  double heads_profiled_ = 1;
+  double sms_ = 132;
   double smallest_chunk_ = 1;
   double chunk_base_us_ = 0;
 };
 
 }  // namespace
+
+std::string layout_problem(const std::string& model_config, int tp, int dp, bool ep) {
+  const auto c = serving::read_model_config(model_config);
+  if (tp < 1 || dp < 1) return "tensor_parallel and data_parallel must be >= 1";
+  if (c.heads % tp != 0)
+    return "num_attention_heads = " + std::to_string(c.heads) + " in " + model_config +
+           " is not divisible by tensor_parallel = " + std::to_string(tp);
+  if (c.kv_heads % tp != 0 && tp % c.kv_heads != 0)
+    return "num_key_value_heads = " + std::to_string(c.kv_heads) + " in " + model_config +
+           " and tensor_parallel = " + std::to_string(tp) + ": neither divides the other";
+  if (ep && c.experts > 0 && c.experts % (tp * dp) != 0)
+    return "num_experts = " + std::to_string(c.experts) + " in " + model_config +
+           " is not divisible by the expert-parallel size data_parallel x tensor_parallel = " +
+           std::to_string(tp * dp);
+  return "";
+}
 
 std::unique_ptr<ServingStepModel> ServingStepModel::load(const std::string& profile_dir,
                                                          const std::string& model_config,
@@ -235,6 +318,10 @@ std::unique_ptr<ServingStepModel> ServingStepModel::load(const std::string& prof
     throw InputError(profile_dir, 0, "tensor_parallel",
                      "must be >= 1, got " + std::to_string(tensor_parallel));
   auto config = serving::read_model_config(model_config);
+  if (const std::string p = layout_problem(model_config, tensor_parallel, std::max(1, options.data_parallel),
+                                           options.expert_parallel);
+      !p.empty())
+    throw InputError(model_config, 0, p.starts_with("num_experts") ? "num_experts" : "num_attention_heads", p);
   auto tables = serving::read_serving_tables(profile_dir, tensor_parallel, config.facts.moe);
   return std::make_unique<ProfiledStepModel>(std::move(config), std::move(tables), tensor_parallel, options);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/collective/collective_model.hpp"
+#include "models/collective/serving_links.hpp"
 
 namespace fleetsim {
 
@@ -27,6 +28,10 @@ struct BatchShape {
   /// MoE with data_parallel > 1: the new tokens of all the DP ranks stepping together (this batch's
   /// included), whose MoE layers share the experts; 0: this batch's x data_parallel.
   int group_tokens = 0;
+  /// The most new tokens of one of those ranks (0: unknown). vLLM pads every rank to it when the
+  /// step runs as a CUDA graph (ServingStepOptions::cudagraph_max_tokens), so the expert layers see
+  /// data_parallel x this many tokens.
+  int group_max_tokens = 0;
 };
 
 /// Facts of the model that size memory (from config.json).
@@ -45,7 +50,7 @@ struct StepBreakdown {
   double dense_s = 0;         ///< per-token modules: embedding, projections, norms, MLP, rotary
   double attention_s = 0;     ///< attention kernels, skew-corrected
   double moe_s = 0;           ///< MoE blocks
-  double allreduce_s = 0;     ///< tensor-parallel all-reduces (two per decoder layer)
+  double allreduce_s = 0;     ///< tensor-parallel collectives (two all-reduces a layer, embedding, logits)
   double expert_comm_s = 0;   ///< expert parallelism over DP ranks: token all-gather + reduce-scatter
   double per_sequence_s = 0;  ///< lm_head (logits) and sampler
   double total_s() const {
@@ -54,17 +59,29 @@ struct StepBreakdown {
 };
 
 struct ServingStepOptions {
-  /// The links between the tensor-parallel GPUs of one server, for the all-reduces after the
-  /// attention output projection and after the MLP/MoE of every decoder layer (the profiles time
-  /// the per-GPU kernels only). Priced by the analytic NCCL model (models/collective); the default
-  /// fabric is CommFabric's (150 GB/s NVLink-class); pass fabric_for(gpu) for the real GPU.
+  /// The links between the GPUs of one replica: every tensor- and expert-parallel collective is
+  /// priced per call by them (models/collective/serving_links.hpp). Null: the analytic NCCL model
+  /// on tp_fabric.
+  std::shared_ptr<const ReplicaLinks> links;
+  /// Without `links`: the fabric of the analytic model (CommFabric's default is 150 GB/s
+  /// NVLink-class; fabric_for(gpu) for a catalog GPU).
   CommFabric tp_fabric{};
+  /// Multiprocessors of the profiled GPU, for the waves of a derived TP degree's prefill attention
+  /// (0: the catalog's figure for the profile's GPU, else 132).
+  int profiled_sms = 0;
   /// vLLM data_parallel_size: engine cores of one server, each with its own batch (of this model).
   int data_parallel = 1;
   /// MoE with data_parallel > 1: the experts are shared by the DP x TP GPUs (split by tensor
   /// parallelism, or spread whole with expert_parallel, vLLM's enable_expert_parallel); each MoE layer
   /// all-gathers the DP ranks' tokens (on tp_fabric), runs its experts' part, and reduce-scatters.
   bool expert_parallel = false;
+  /// Expert parallelism: coefficient of variation of the experts' popularity under the router (0 =
+  /// every expert equally likely; the routing's multinomial noise is always counted). The busiest
+  /// rank's expected load sets the MoE layer's time.
+  double expert_popularity_cv = 0;
+  /// vLLM's largest CUDA-graph batch (max_cudagraph_capture_size): DP ranks stepping together pad
+  /// to the largest rank's tokens when that rank has at most this many.
+  int cudagraph_max_tokens = 512;
 };
 
 class ServingStepModel {
@@ -84,5 +101,12 @@ class ServingStepModel {
   virtual StepBreakdown breakdown(const BatchShape& batch) const = 0;
   virtual const ServingModelFacts& model() const = 0;
 };
+
+/// Whether a layout can run the model of `model_config`, as vLLM checks it: the attention heads
+/// divide by tensor_parallel, the KV heads divide by it or it by them, and with expert_parallel
+/// the routed experts divide by data_parallel x tensor_parallel. "" when it can; else the reason
+/// (naming config.json's key), for the caller to raise against its own input.
+std::string layout_problem(const std::string& model_config, int tensor_parallel, int data_parallel,
+                           bool expert_parallel);
 
 }  // namespace fleetsim

@@ -5,7 +5,8 @@
 //
 // Measurement files are recognised by their header: kernel sweeps in the NeuSight CSV schema
 // (`OPName,Latency,...`, also written by scripts/calibrate), aicb collective logs (`comm_type,...`),
-// and nccl-tests results (the LUT CSV or the stdout table). A directory stands for the files in it.
+// Vidur collective profiles (`,time_stats.<op>.min,...,num_workers,size,...`) and nccl-tests results
+// (the LUT CSV or the stdout table). A directory stands for the files in it.
 //  - fit writes one calibration file (models/calibration/calibration.hpp) from all of them.
 //  - eval predicts every measured row with the calibration: DIR/predictions.csv
 //    (device,op,shape,measured_ms,predicted_ms,ape_pct,label), DIR/summary.json (MAPE and p90 APE per
@@ -44,6 +45,7 @@ struct FitArgs {
   bool quiet = false;
   bool coefficients_only = false;            ///< drop the measured rows kept for the `table` model
   std::vector<std::string> node_topologies;  ///< SYSTEM=TOPOLOGY
+  std::string collective_fit = "octaves";    ///< octaves | regimes
 };
 
 int run_fit(const FitArgs& a) {
@@ -57,7 +59,12 @@ int run_fit(const FitArgs& a) {
   if (!m.kernels.empty()) cal.kernels = fit_kernels(m.kernels);
   if (a.coefficients_only)
     for (auto& d : cal.kernels.devices) d.tables.clear();
-  if (!m.collectives.empty()) cal.collectives = fit_collectives(m.collectives);
+  if (a.collective_fit != "octaves" && a.collective_fit != "regimes")
+    throw InputError("", 0, "--collective-fit",
+                     "unknown fit '" + a.collective_fit + "' (valid: octaves, regimes)");
+  if (!m.collectives.empty())
+    cal.collectives = fit_collectives(
+        m.collectives, a.collective_fit == "regimes" ? CollectiveFit::regimes : CollectiveFit::octaves);
   for (const auto& st : a.node_topologies) {
     const auto eq = st.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -223,13 +230,18 @@ Runner setup(CLI::App& sub) {
   auto* fit = sub.add_subcommand("fit", "fit kernel and collective models to measurements");
   auto f = std::make_shared<FitArgs>();
   fit->add_option("--out", f->out, "calibration JSON to write")->required();
-  fit->add_option("files", f->files, "kernel CSVs, nccl-tests results, aicb logs (or folders)")->required();
+  fit->add_option("files", f->files,
+                  "kernel CSVs, nccl-tests results, aicb logs, Vidur collective profiles (or folders)")
+      ->required();
   fit->add_flag("--quiet,-q", f->quiet, "print nothing on success");
   fit->add_flag("--coefficients-only", f->coefficients_only,
                 "keep only fitted parameters, not the measured rows the `table` model looks up");
   fit->add_option("--node-topology", f->node_topologies,
                   "SYSTEM=TOPOLOGY (repeatable): the servers' NVLink wiring (nvswitch, pcie, dgx1), so that "
                   "GPU counts between measured ones are interpolated per NVLink ring");
+  fit->add_option("--collective-fit", f->collective_fit,
+                  "octaves (a latency + bandwidth line per octave of sizes, the default) | regimes (at most "
+                  "three lines, one per NCCL protocol regime, split where the curve kinks)");
   auto* eval = sub.add_subcommand("eval", "predict measured rows with a calibration and report the error");
   auto e = std::make_shared<EvalArgs>();
   eval->add_option("--calibration", e->calibration, "calibration JSON (fleetsim calibrate fit)")->required();

@@ -82,6 +82,7 @@ void ReplicaScheduler::describe(BatchShape& shape) const {
   shape.prefills.clear();
   shape.decode_kv.clear();
   shape.group_tokens = 0;
+  shape.group_max_tokens = 0;
   for (const auto& [id, n] : scheduled_) {
     const Sequence& s = seqs_[static_cast<std::size_t>(id)];
     if (s.generated > 0 && n == 1 && s.computed == s.prompt + s.generated - 1)

@@ -71,6 +71,9 @@ const KeyRegistrar kKeys{{
     {"service[]", "expert_parallel", K::kBool, "", "false",
      "vLLM enable_expert_parallel (MoE models): experts spread whole over the data_parallel x "
      "tensor_parallel GPUs, tokens all-gathered and outputs reduce-scattered over the engine cores"},
+    {"service[]", "tp_link", K::kString, "", "the GPU's (catalog)",
+     "links between a replica's GPUs, pricing its tensor- and expert-parallel collectives: nvswitch | "
+     "nvlink-pair | pcie-p2p | pcie-host (models/collective/README.md)"},
     {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
     {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
      "vLLM max_num_batched_tokens: tokens per step"},
@@ -275,12 +278,25 @@ ServiceSpec service_spec(const Options& t, const Options& requests, int index, s
 PreparedService prepare_service(const ServiceSpec& spec) {
   PreparedService p;
   ServingStepOptions step_options;
-  // The TP (and DP) ranks' links: NVLink where the GPU has it, else PCIe at the catalog's pcie_gbs
-  // (fabric_for's 24 GB/s, PCIe 4.0 x16, when unknown).
+  // The TP (and DP) ranks' links: the link kind's measured or first-principles collectives
+  // (models/collective/serving_links.hpp), the catalog's kind for the GPU unless tp_link names one.
   const GpuSpec& gpu_of = gpu_spec(spec.gpu);
-  step_options.tp_fabric = fabric_for(gpu_of, 200, 1, 1, gpu_of.pcie_gbs > 0 ? gpu_of.pcie_gbs : 24);
+  const std::string link_name = spec.options.text("tp_link", "");
+  LinkKind link = default_link_kind(gpu_of);
+  if (!link_name.empty()) {
+    const auto parsed = parse_link_kind(link_name);
+    if (!parsed) throw spec.options.error("tp_link", "unknown link kind '" + link_name +
+                                                         "' (valid: nvswitch, nvlink-pair, pcie-p2p, pcie-host)");
+    link = *parsed;
+  }
+  step_options.links = std::make_shared<const ReplicaLinks>(gpu_of, link);
+  step_options.tp_fabric = step_options.links->fabric();
   step_options.data_parallel = spec.data_parallel;
   step_options.expert_parallel = spec.expert_parallel;
+  if (const std::string why =
+          layout_problem(spec.model, spec.tensor_parallel, spec.data_parallel, spec.expert_parallel);
+      !why.empty())
+    throw spec.options.error(why.starts_with("num_experts") ? "expert_parallel" : "tensor_parallel", why);
   p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel, step_options);
   if (spec.expert_parallel && !p.model->model().moe)
     throw spec.options.error("expert_parallel", "model " + p.model->model().name + " has no experts");

@@ -311,11 +311,13 @@ void ServingEngine::start_group(int g, double now) {
   for (int m = lo; m < hi; ++m)
     if (at(m).busy) return;  // its step is still running
   bool any = false;
-  int tokens = 0;
+  int tokens = 0, most = 0;  // the group's new tokens, and the most of one rank (vLLM pads to it)
   for (int m = lo; m < hi; ++m) {
     if (!schedule(m, now)) continue;
     any = true;
-    tokens += at(m).scheduler.scheduled_tokens();
+    const int own = at(m).scheduler.scheduled_tokens();
+    tokens += own;
+    most = std::max(most, own);
   }
   if (!any) return;
   double d = 0;
@@ -323,6 +325,7 @@ void ServingEngine::start_group(int g, double now) {
     if (at(m).scheduler.scheduled().empty()) continue;  // a dummy step
     at(m).scheduler.describe(shape_);
     shape_.group_tokens = tokens;
+    shape_.group_max_tokens = most;
     d = std::max(d, step_time(m, now));
     ++result_.steps;
   }
