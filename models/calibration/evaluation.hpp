@@ -1,7 +1,8 @@
 #pragma once
 // Evaluation of a calibration against measurements (fleetsim calibrate fit/eval): reading the
 // measurement files by their header (kernel sweeps in the NeuSight CSV schema, aicb collective logs,
-// nccl-tests results, Vidur collective profiles), predicting every measured row, and the per-(device, op) errors.
+// nccl-tests results, Vidur collective profiles), predicting every measured row, and the per-(device, op)
+// errors.
 #include <string>
 #include <vector>
 

@@ -401,12 +401,8 @@ nlohmann::json to_json(const CollectiveCalibration& cal) {
       if (!b.protocol.empty()) band["protocol"] = b.protocol;
       bands.push_back(std::move(band));
     }
-    nlohmann::json curve = {{"system", c.system},
-                            {"op", to_string(c.op)},
-                            {"ranks", c.ranks},
-                            {"nodes", c.nodes},
-                            {"samples", c.samples},
-                            {"bands", bands}};
+    nlohmann::json curve = {{"system", c.system}, {"op", to_string(c.op)}, {"ranks", c.ranks},
+                            {"nodes", c.nodes},   {"samples", c.samples},  {"bands", bands}};
     if (!c.link.empty()) curve["link"] = c.link;
     curves.push_back(std::move(curve));
   }

@@ -105,7 +105,8 @@ std::vector<CollectiveBand> fit_regimes(const std::vector<std::pair<double, doub
   };
   const Split* pick = &best[0];
   for (int b = 1; b < bands_wanted; ++b)
-    if (std::isfinite(best[static_cast<std::size_t>(b)].sse) && bic(best[static_cast<std::size_t>(b)]) < bic(*pick))
+    if (std::isfinite(best[static_cast<std::size_t>(b)].sse) &&
+        bic(best[static_cast<std::size_t>(b)]) < bic(*pick))
       pick = &best[static_cast<std::size_t>(b)];
   std::vector<std::size_t> edges{0};
   for (int b = 0; b + 1 < pick->bands; ++b) edges.push_back(pick->cut[static_cast<std::size_t>(b)]);

@@ -54,7 +54,8 @@ std::optional<LinkKind> parse_link_kind(std::string_view text) {
   return std::nullopt;
 }
 
-LinkKind parse_link_kind(std::string_view text, const std::string& file, long line, const std::string& field) {
+LinkKind parse_link_kind(std::string_view text, const std::string& file, long line,
+                         const std::string& field) {
   if (auto k = parse_link_kind(text)) return *k;
   std::vector<std::string> names;
   for (LinkKind k : kKinds) names.push_back(to_string(k));
@@ -92,7 +93,8 @@ double pcie_x16_gbs(int generation) {
   }
 }
 
-ReplicaLinks::ReplicaLinks(const GpuSpec& gpu, LinkKind kind, std::shared_ptr<const CollectiveCalibration> measured)
+ReplicaLinks::ReplicaLinks(const GpuSpec& gpu, LinkKind kind,
+                           std::shared_ptr<const CollectiveCalibration> measured)
     : kind_(kind), pcie_fabric_(pcie(gpu, true)), measured_(std::move(measured)) {
   const bool nvlink = kind == LinkKind::nvswitch || kind == LinkKind::nvlink_pair;
   if (nvlink && gpu.nvlink_gbs > 0) {

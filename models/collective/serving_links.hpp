@@ -1,6 +1,7 @@
 #pragma once
 // The links between the GPUs of one serving replica (tensor- and expert-parallel collectives), by
-// kind, and the per-call time of a collective on them (models/collective/README.md):
+// kind, and the per-call time of a collective on them (sim/serving/README.md, "Tensor and expert
+// parallelism"):
 //  - nvswitch, nvlink-pair: fitted on Vidur's measured NCCL collectives of A100 and H100 servers
 //    (../shared/data/serving/vidur-profiling/network, `fleetsim calibrate fit --collective-fit
 //    regimes`; the fitted bands are built in, vidur_links.cpp); an NVLink GPU of another family
@@ -48,7 +49,8 @@ CollectiveCalibration vidur_link_calibration();
 class ReplicaLinks {
  public:
   /// `measured` overrides the built-in curves (a calibration with `link` labels); null = built-in.
-  ReplicaLinks(const GpuSpec& gpu, LinkKind kind, std::shared_ptr<const CollectiveCalibration> measured = nullptr);
+  ReplicaLinks(const GpuSpec& gpu, LinkKind kind,
+               std::shared_ptr<const CollectiveCalibration> measured = nullptr);
   /// Seconds for one call of `op` moving `bytes` (nccl-tests size: the whole buffer) among `ranks`
   /// GPUs of one server; 0 for one rank.
   double seconds(Collective op, double bytes, int ranks) const;

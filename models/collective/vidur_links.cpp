@@ -1,6 +1,7 @@
 // Vidur's measured NCCL collectives inside one server (../shared/data/serving/vidur-profiling/network),
 // fitted by protocol regime: the built-in curves of serving_links.hpp. Regenerate with
-//   fleetsim calibrate fit --collective-fit regimes --out cal.json ../shared/data/serving/vidur-profiling/network
+//   fleetsim calibrate fit --collective-fit regimes --out cal.json
+//   ../shared/data/serving/vidur-profiling/network
 // keeping the nodes = 1 curves; tests/unit/test_serving_links.cpp refits them from the shared data and
 // fails (printing the new rows) when this table no longer matches.
 #include "models/collective/serving_links.hpp"

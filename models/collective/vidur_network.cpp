@@ -77,8 +77,9 @@ std::vector<CollectiveSample> read_vidur_network(const std::string& path, const 
     if (trim(line).empty()) continue;
     const auto f = split(line, ',');
     if (f.size() != header.size())
-      throw InputError(path, lineno, "",
-                       "expected " + std::to_string(header.size()) + " fields, got " + std::to_string(f.size()));
+      throw InputError(
+          path, lineno, "",
+          "expected " + std::to_string(header.size()) + " fields, got " + std::to_string(f.size()));
     auto field = [&](long c) { return std::string(trim(f[static_cast<std::size_t>(c)])); };
     const std::string op_text = c_op >= 0 && !field(c_op).empty() ? field(c_op) : op_from_header;
     CollectiveSample s;

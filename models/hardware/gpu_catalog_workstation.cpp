@@ -20,7 +20,7 @@ void add_workstation_gpus(std::vector<GpuSpec>& c) {
                .l2_mib = 72,
                .tdp_w = 450,
                .idle_w = 20,
-               .pcie_gbs = 24,  // PCIe 4.0 x16 (32 GB/s a direction)
+               .pcie_gbs = 24,       // PCIe 4.0 x16 (32 GB/s a direction)
                .link = "pcie-host",  // GeForce: the driver refuses P2P, NCCL stages through host memory
                .pcie_gen = 4});
   // RTX PRO 6000 Blackwell Server Edition (GB202): 96 GB GDDR7 at 1597 GB/s, 188 SMs, 128 MB L2, up to

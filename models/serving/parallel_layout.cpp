@@ -17,7 +17,7 @@ bool replicated_per_sequence(const std::string& module) {
 }
 
 double expected_max_normal(int n) {
-  static constexpr std::array<double, 9> kTable{0, 0, 0.5641896, 0.8462844, 1.0293754,
+  static constexpr std::array<double, 9> kTable{0,         0,         0.5641896, 0.8462844, 1.0293754,
                                                 1.1629645, 1.2672064, 1.3521784, 1.4236003};
   if (n < static_cast<int>(kTable.size())) return kTable[static_cast<std::size_t>(std::max(0, n))];
   const double l = std::sqrt(2 * std::log(n));

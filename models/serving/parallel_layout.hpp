@@ -10,7 +10,9 @@ namespace fleetsim::serving {
 struct Shard {
   double factor = 1;
   double floor_us = 0;
-  double operator()(double us) const { return factor == 1 || us <= floor_us ? us : floor_us + (us - floor_us) / factor; }
+  double operator()(double us) const {
+    return factor == 1 || us <= floor_us ? us : floor_us + (us - floor_us) / factor;
+  }
 };
 
 /// Modules vLLM replicates on every tensor-parallel rank (whole hidden size per token): embedding

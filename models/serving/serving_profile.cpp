@@ -348,7 +348,8 @@ ServingTables read_serving_tables(const std::string& profile_dir, int tp, bool n
     std::vector<std::string> names;
     for (const int f : found) names.push_back(std::to_string(f));
     throw InputError(profile_dir, 0, "tensor_parallel",
-                     "TP degree " + std::to_string(tp) + " cannot be derived: no profiled degree divides it (profiled: " +
+                     "TP degree " + std::to_string(tp) +
+                         " cannot be derived: no profiled degree divides it (profiled: " +
                          (names.empty() ? std::string("none") : join(names, ", ")) + ")");
   }
   const fs::path tp_dir = fs::path(profile_dir) / ("tp" + std::to_string(from));

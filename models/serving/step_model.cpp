@@ -167,8 +167,9 @@ class ProfiledStepModel final : public ServingStepModel {
                                     collective_s(Collective::reduce_scatter, group * hidden_bytes, dp));
     }
     if (tp_ > 1)
-      out.allreduce_s = (2.0 * layers + 1) * collective_s(Collective::all_reduce, tokens * hidden_bytes, tp_) +
-                        collective_s(Collective::all_gather, sequences * config_.vocab * 2.0, tp_);
+      out.allreduce_s =
+          (2.0 * layers + 1) * collective_s(Collective::all_reduce, tokens * hidden_bytes, tp_) +
+          collective_s(Collective::all_gather, sequences * config_.vocab * 2.0, tp_);
     return out;
   }
 
@@ -262,9 +263,8 @@ class ProfiledStepModel final : public ServingStepModel {
     if (options_.expert_parallel) {
       // E / ep whole experts a rank; the busiest rank's token-expert pairs set the layer's time.
       const int ep = dp * tp_;
-      const double pairs =
-          serving::busiest_rank_pairs(group, config_.experts, config_.experts_per_token, ep,
-                                      options_.expert_popularity_cv);
+      const double pairs = serving::busiest_rank_pairs(group, config_.experts, config_.experts_per_token, ep,
+                                                       options_.expert_popularity_cv);
       return table(std::max(1.0, pairs / k), activated(group, experts / ep)) * m;
     }
     const Shard split{dp * tp_ / m, moe_floor_us_};
@@ -321,7 +321,8 @@ std::unique_ptr<ServingStepModel> ServingStepModel::load(const std::string& prof
   if (const std::string p = layout_problem(model_config, tensor_parallel, std::max(1, options.data_parallel),
                                            options.expert_parallel);
       !p.empty())
-    throw InputError(model_config, 0, p.starts_with("num_experts") ? "num_experts" : "num_attention_heads", p);
+    throw InputError(model_config, 0, p.starts_with("num_experts") ? "num_experts" : "num_attention_heads",
+                     p);
   auto tables = serving::read_serving_tables(profile_dir, tensor_parallel, config.facts.moe);
   return std::make_unique<ProfiledStepModel>(std::move(config), std::move(tables), tensor_parallel, options);
 }

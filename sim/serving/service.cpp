@@ -63,7 +63,8 @@ const KeyRegistrar kKeys{{
     {"service[]", "kv_link_gbps", K::kFloat, "Gbit/s", "0",
      "disaggregation: per-GPU bandwidth of the prefill-to-decode KV transfer; 0 = from the placement "
      "(intra_node_gbps within a node, the NIC share between nodes; one node outside a cluster run)"},
-    {"service[]", "tensor_parallel", K::kInt, "", "1", "GPUs per engine core (a profiled TP degree)"},
+    {"service[]", "tensor_parallel", K::kInt, "", "1",
+     "GPUs per engine core (a profiled TP degree, or one derived from a profiled degree dividing it)"},
     {"service[]", "data_parallel", K::kInt, "", "1",
      "vLLM data_parallel_size: engine cores per replica, tensor_parallel GPUs each, with their own "
      "scheduler and KV cache; requests go to the least loaded (not with mig, mps, disaggregation or the "
@@ -71,9 +72,13 @@ const KeyRegistrar kKeys{{
     {"service[]", "expert_parallel", K::kBool, "", "false",
      "vLLM enable_expert_parallel (MoE models): experts spread whole over the data_parallel x "
      "tensor_parallel GPUs, tokens all-gathered and outputs reduce-scattered over the engine cores"},
+    {"service[]", "expert_popularity_cv", K::kFloat, "", "0",
+     "expert parallelism: coefficient of variation of the experts' popularity under the router (0: every "
+     "expert equally likely; the routing's multinomial noise is always counted); the busiest rank sets "
+     "each MoE layer's time (sim/serving/README.md)"},
     {"service[]", "tp_link", K::kString, "", "the GPU's (catalog)",
      "links between a replica's GPUs, pricing its tensor- and expert-parallel collectives: nvswitch | "
-     "nvlink-pair | pcie-p2p | pcie-host (models/collective/README.md)"},
+     "nvlink-pair | pcie-p2p | pcie-host (sim/serving/README.md)"},
     {"service[]", "max_num_seqs", K::kInt, "", "256", "vLLM max_num_seqs: running requests per replica"},
     {"service[]", "max_num_batched_tokens", K::kInt, "", "2048",
      "vLLM max_num_batched_tokens: tokens per step"},
@@ -285,14 +290,18 @@ PreparedService prepare_service(const ServiceSpec& spec) {
   LinkKind link = default_link_kind(gpu_of);
   if (!link_name.empty()) {
     const auto parsed = parse_link_kind(link_name);
-    if (!parsed) throw spec.options.error("tp_link", "unknown link kind '" + link_name +
-                                                         "' (valid: nvswitch, nvlink-pair, pcie-p2p, pcie-host)");
+    if (!parsed)
+      throw spec.options.error("tp_link", "unknown link kind '" + link_name +
+                                              "' (valid: nvswitch, nvlink-pair, pcie-p2p, pcie-host)");
     link = *parsed;
   }
   step_options.links = std::make_shared<const ReplicaLinks>(gpu_of, link);
   step_options.tp_fabric = step_options.links->fabric();
   step_options.data_parallel = spec.data_parallel;
   step_options.expert_parallel = spec.expert_parallel;
+  step_options.expert_popularity_cv = spec.options.number("expert_popularity_cv", 0);
+  if (!(step_options.expert_popularity_cv >= 0))
+    throw spec.options.error("expert_popularity_cv", "must be >= 0");
   if (const std::string why =
           layout_problem(spec.model, spec.tensor_parallel, spec.data_parallel, spec.expert_parallel);
       !why.empty())

@@ -98,8 +98,9 @@ TEST_CASE("serving scenario: bad input names file, line and key, and writes noth
   std::string m = error_of(service_toml("routing = \"random\"\n", good));
   CHECK(has(m, "s.toml:12"));
   CHECK(has(m, "least-outstanding"));
-  m = error_of(service_toml("tensor_parallel = 4\n", good));
-  CHECK(has(m, "profiled"));
+  m = error_of(service_toml("tensor_parallel = 4\n", good));  // tiny has 2 attention heads
+  CHECK(has(m, "tensor_parallel"));
+  CHECK(has(m, "num_attention_heads = 2"));
   // Llama-3.1-8B's weights do not fit a 16 GiB T4.
   m = error_of("[cluster]\n[[cluster.pool]]\nnodes = 1\n[[service]]\nname = \"x\"\nmodel = \"" + kData +
                "/tiny-config.json\"\nprofiles = \"" + kData +

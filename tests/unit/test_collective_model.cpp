@@ -156,7 +156,7 @@ TEST_CASE("collective fitter recovers latency and bus bandwidth from synthetic s
       const double s = k * mib;
       const double noise = (k % 2 == 0 ? 1.003 : 0.997);
       rows.push_back({"syn", k, "X", Collective::all_reduce, s, n, 1,
-                      noise * (lat + bus_factor(Collective::all_reduce, n) * s / bw)});
+                      noise * (lat + bus_factor(Collective::all_reduce, n) * s / bw), ""});
     }
   }
   auto cal = fit_collectives(rows);
@@ -187,7 +187,8 @@ TEST_CASE("collective fitter recovers latency and bus bandwidth from synthetic s
 TEST_CASE("collective calibrated model: op fallback, hierarchical multi-node, unknown system") {
   std::vector<CollectiveSample> rows;
   for (int k = 1; k <= 16; ++k)
-    rows.push_back({"syn", k, "A100", Collective::all_reduce, k * 1e6, 8, 1, 10e-6 + 1.75 * k * 1e6 / 200e9});
+    rows.push_back(
+        {"syn", k, "A100", Collective::all_reduce, k * 1e6, 8, 1, 10e-6 + 1.75 * k * 1e6 / 200e9, ""});
   CollectiveModelParams params;
   params.calibration = std::make_shared<const CollectiveCalibration>(fit_collectives(rows));
   auto model = collective_models().create("calibrated", params);
@@ -227,7 +228,8 @@ TEST_CASE("collective registry names and errors") {
 TEST_CASE("collective calibration JSON round trip and errors") {
   std::vector<CollectiveSample> rows;
   for (int k = 1; k <= 40; ++k)
-    rows.push_back({"syn", k, "V100", Collective::all_reduce, k * 1e6, 4, 1, 30e-6 + 1.5 * k * 1e6 / 85e9});
+    rows.push_back(
+        {"syn", k, "V100", Collective::all_reduce, k * 1e6, 4, 1, 30e-6 + 1.5 * k * 1e6 / 85e9, ""});
   auto cal = fit_collectives(rows);
   cal.analytic.ring[2].efficiency = 0.77;
   const auto j = to_json(cal);
@@ -287,7 +289,7 @@ TEST_CASE("node topology: NVLink rings of GPU subsets and per-ring interpolation
     for (int k = 1; k <= 64; ++k) {
       const double bytes = k * 1e6, bw = n == 2 ? 20e9 : 80e9, lat = n == 2 ? 10e-6 : 30e-6;
       rows.push_back({"syn", k, "V100", Collective::all_reduce, bytes, n, 1,
-                      lat + bus_factor(Collective::all_reduce, n) * bytes / bw});
+                      lat + bus_factor(Collective::all_reduce, n) * bytes / bw, ""});
     }
   CollectiveCalibration cal = fit_collectives(rows);
   const double bytes = 32e6, f3 = bus_factor(Collective::all_reduce, 3);

@@ -118,7 +118,10 @@ TEST_CASE("serving step: tiny MoE model, TP 1 and TP 2") {
   ar.ranks = 2;
   const double one = predict_analytic(ar, opt.tp_fabric).seconds;
   CHECK(one > 0);
-  CHECK(b2.allreduce_s == doctest::Approx(2 * 2 * one));
+  // Two all-reduces a layer and one after the embedding, and the all-gather of 3 x 16 logits.
+  CollectiveDesc logits{Collective::all_gather, 3 * 16 * 2, 2, 1};
+  CHECK(b2.allreduce_s ==
+        doctest::Approx((2 * 2 + 1) * one + predict_analytic(logits, opt.tp_fabric).seconds));
 }
 
 TEST_CASE("serving step: tiny MoE model, data parallel and expert parallel") {
@@ -168,10 +171,30 @@ TEST_CASE("serving step: tiny MoE model, data parallel and expert parallel") {
 }
 
 TEST_CASE("serving step: bad input names the file, line and field") {
-  SUBCASE("TP degree not profiled lists the profiled ones") {
-    const auto e = load_error(kTiny, kTinyConfig, 2);
+  SUBCASE("TP degree no profiled degree divides lists the profiled ones") {
+    const auto dir = tiny_copy();
+    fs::rename(dir / "tp1", dir / "tp2");
+    const auto e = load_error(dir.string(), kTinyConfig, 1);
     CHECK(e.field() == "tensor_parallel");
-    CHECK(std::string(e.what()).find("profiled: 1") != std::string::npos);
+    CHECK(std::string(e.what()).find("profiled: 2") != std::string::npos);
+  }
+  SUBCASE("TP not dividing the attention heads names config.json's key") {
+    const auto e = load_error(kTiny, kTinyConfig, 3);  // 2 heads
+    CHECK(e.file() == kTinyConfig);
+    CHECK(e.field() == "num_attention_heads");
+  }
+  SUBCASE("EP not dividing the experts names config.json's key") {
+    ServingStepOptions opt;
+    opt.data_parallel = 3;  // 4 experts over 3 ranks
+    opt.expert_parallel = true;
+    const std::string config = kData + "tiny-moe-config.json";
+    try {
+      ServingStepModel::load(kData + "tiny-moe/bf16", config, 1, opt);
+      FAIL("no InputError");
+    } catch (const InputError& e) {
+      CHECK(e.file() == config);
+      CHECK(e.field() == "num_experts");
+    }
   }
   SUBCASE("missing table") {
     const auto dir = tiny_copy();
