@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace fleetsim {
 namespace {
@@ -10,6 +11,25 @@ namespace {
 double num(const nlohmann::ordered_json& s, const char* key) {
   const auto it = s.find(key);
   return it != s.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+/// One line per service of the summary's "services": requests, TTFT / TPOT / E2E mean and p99, SLO
+/// attainment, goodput and GPU-hours.
+std::string format_services(const nlohmann::ordered_json& services) {
+  std::string out =
+      "  service              requests   TTFT mean / p99 s    TPOT mean / p99 ms    E2E mean / p99 s   "
+      "SLO met   goodput/s    GPU-h\n";
+  char buf[512];
+  for (const auto& [name, v] : services.items()) {
+    if (!v.is_object()) continue;
+    std::snprintf(
+        buf, sizeof buf, "  %-20s %8ld %9.3f / %-9.3f %8.1f / %-9.1f %8.2f / %-9.2f %6.1f %% %10.2f %8.2f\n",
+        name.c_str(), static_cast<long>(num(v, "requests")), num(v, "ttft_mean_s"), num(v, "ttft_p99_s"),
+        1e3 * num(v, "tpot_mean_s"), 1e3 * num(v, "tpot_p99_s"), num(v, "e2e_mean_s"), num(v, "e2e_p99_s"),
+        100.0 * num(v, "slo_attainment"), num(v, "goodput_rps"), num(v, "gpu_hours"));
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace
@@ -59,6 +79,14 @@ nlohmann::ordered_json make_summary(const RunInfo& info, const JobTable& jobs, c
 }
 
 std::string format_summary(const nlohmann::ordered_json& s) {
+  const auto services = s.find("services");
+  const bool serving = services != s.end() && services->is_object() && !services->empty();
+  // A serving-only run: the services' table, not an empty training summary.
+  if (serving && num(s, "jobs") == 0) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  simulated in  %.3f s wall\n", num(s, "wall_s"));
+    return format_services(*services) + line;
+  }
   char buf[2048];
   auto h = [](double sec) { return sec / 3600.0; };
   std::snprintf(
@@ -96,6 +124,7 @@ std::string format_summary(const nlohmann::ordered_json& s) {
   }
   for (const auto& [reason, count] : s["skipped_reasons"].items())
     out += "  skipped: " + std::to_string(count.get<long>()) + " x " + reason + "\n";
+  if (serving) out += format_services(*services);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "models/serving/step_model.hpp"
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
+#include "sim/metrics/summary.hpp"
 #include "sim/serving/sizing.hpp"
 #include "tests/test_util.hpp"
 #include "workloads/base/input_error.hpp"
@@ -336,4 +337,20 @@ TEST_CASE(
   CHECK(s.tpot_mean == doctest::Approx(m.tpot_mean).epsilon(0.12));
   CHECK(s.e2e_mean == doctest::Approx(m.e2e_mean).epsilon(0.17));
   CHECK(s.ttft_mean == doctest::Approx(m.ttft_mean).epsilon(0.30));
+}
+
+TEST_CASE("serving scenario: the terminal table of a serving-only run lists every service's figures") {
+  nlohmann::ordered_json s;
+  s["jobs"] = 0;
+  s["wall_s"] = 0.25;
+  s["services"]["chat"] = {{"requests", 300},       {"ttft_mean_s", 1.5},      {"ttft_p99_s", 4.25},
+                           {"tpot_mean_s", 0.0325}, {"tpot_p99_s", 0.0561},    {"e2e_mean_s", 28.2},
+                           {"e2e_p99_s", 37.64},    {"slo_attainment", 0.875}, {"goodput_rps", 3.5},
+                           {"gpu_hours", 0.02}};
+  const std::string text = format_summary(s);
+  CHECK(text.find("JCT") == std::string::npos);  // no empty training summary
+  CHECK(text.find("chat") != std::string::npos);
+  for (const char* figure :
+       {"     300", "1.500 / 4.250", "32.5 / 56.1", "28.20 / 37.64", "87.5 %", "3.50", "0.02"})
+    CHECK_MESSAGE(text.find(figure) != std::string::npos, figure, "\n", text);
 }
