@@ -70,7 +70,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "models/hardware/gpu_catalog.hpp"
 #include "models/serving/parallel_layout.hpp"
 #include "models/serving/serving_tables.hpp"
 #include "models/serving/step_model.hpp"
@@ -114,11 +113,7 @@ class ProfiledStepModel final : public ServingStepModel {
       per_sequence_.push_back({&grid, serving::replicated_per_sequence(name)});
     if (tables_.moe) moe_floor_us_ = first_node(*tables_.moe);
     heads_profiled_ = config_.heads > 0 ? static_cast<double>(config_.heads) / tables_.tp : 1.0;
-    sms_ = options_.profiled_sms;
-    if (sms_ <= 0) {
-      const GpuSpec* g = find_gpu(tables_.hardware);
-      sms_ = g != nullptr && g->sms > 0 ? g->sms : 132;
-    }
+    sms_ = options_.profiled_sms > 0 ? options_.profiled_sms : 132;
     const auto& pcs = tables_.attention.axis(0);
     const auto first_chunk = std::upper_bound(pcs.begin(), pcs.end(), 0.0);
     smallest_chunk_ = first_chunk == pcs.end() ? 1.0 : *first_chunk;

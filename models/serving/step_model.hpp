@@ -67,7 +67,7 @@ struct ServingStepOptions {
   /// NVLink-class; fabric_for(gpu) for a catalog GPU).
   CommFabric tp_fabric{};
   /// Multiprocessors of the profiled GPU, for the waves of a derived TP degree's prefill attention
-  /// (0: the catalog's figure for the profile's GPU, else 132).
+  /// (0: 132, an H100 SXM's; the caller looks up the profile's GPU, ServingModelFacts::profiled_gpu).
   int profiled_sms = 0;
   /// vLLM data_parallel_size: engine cores of one server, each with its own batch (of this model).
   int data_parallel = 1;

@@ -307,6 +307,12 @@ PreparedService prepare_service(const ServiceSpec& spec) {
       !why.empty())
     throw spec.options.error(why.starts_with("num_experts") ? "expert_parallel" : "tensor_parallel", why);
   p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel, step_options);
+  // A TP degree derived from a smaller profiled one needs the profiled GPU's multiprocessors.
+  if (const GpuSpec* profiled = find_gpu(p.model->model().profiled_gpu);
+      spec.tensor_parallel > 1 && profiled != nullptr && profiled->sms > 0) {
+    step_options.profiled_sms = profiled->sms;
+    p.model = ServingStepModel::load(spec.profiles, spec.model, spec.tensor_parallel, step_options);
+  }
   if (spec.expert_parallel && !p.model->model().moe)
     throw spec.options.error("expert_parallel", "model " + p.model->model().name + " has no experts");
   const GpuSpec& gpu = gpu_spec(spec.gpu);
