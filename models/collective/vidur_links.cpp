@@ -3,7 +3,7 @@
 //   fleetsim calibrate fit --collective-fit regimes --out cal.json
 //   ../shared/data/serving/vidur-profiling/network
 // keeping the nodes = 1 curves; tests/unit/test_serving_links.cpp refits them from the shared data and
-// fails (printing the new rows) when this table no longer matches.
+// fails, naming the curve, when this table no longer matches.
 #include "models/collective/serving_links.hpp"
 
 namespace fleetsim {
