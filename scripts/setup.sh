@@ -25,6 +25,8 @@ PACKAGES=(
 )
 if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(chromium)      # headless check of the HTML report (ctest report_browser; skips without it)
+  PACKAGES+=(slurmctld slurmd slurm-client munge)  # a one-node SLURM (ctest slurm_sweep; skips without it)
+  PACKAGES+=(clang-19 libclang-rt-19-dev)  # libFuzzer harnesses (tests/fuzz/README.md)
 fi
 
 missing=()

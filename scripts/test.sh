@@ -42,6 +42,14 @@ bash scripts/build.sh "$ROOT/build-asan" asan
 echo "== AddressSanitizer + UBSan tests"
 run_ctest build-asan "ASan+UBSan" env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# libFuzzer harnesses (tests/fuzz/README.md): opt-in, as the fuzz tree is a third full compile
+# (about 22 min on 2 cores without ccache); FLEETSIM_TEST_FUZZ=SECONDS fuzzes each harness that long.
+if [ -n "${FLEETSIM_TEST_FUZZ:-}" ]; then
+  echo "== libFuzzer harnesses, ${FLEETSIM_TEST_FUZZ} s each"
+  bash scripts/build.sh "$ROOT/build-fuzz" fuzz
+  python3 tests/fuzz/fuzz.py run --seconds "$FLEETSIM_TEST_FUZZ" --build "$ROOT/build-fuzz/tests/fuzz"
+fi
+
 echo "== plot script"
 /usr/bin/python3 scripts/plot.py --self-test
 /usr/bin/python3 scripts/plot_calibration.py --self-test

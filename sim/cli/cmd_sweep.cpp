@@ -1,12 +1,14 @@
-// fleetsim sweep SWEEP.toml --out DIR [--jobs N] [--force] [--quiet] [--mpi | --slurm-array | --run-one N
-// | --collect]. Every combination x seed of the sweep file is one run in its own process: local
-// processes (sim/experiments/sweep.hpp), MPI ranks (sweep_mpi.hpp) or SLURM array tasks (sweep_slurm.hpp).
+// fleetsim sweep SWEEP.toml --out DIR [--jobs N] [--force] [--quiet] [--yes] [--mpi [--worker-timeout S] |
+// --slurm-array | --run-one N | --collect]. Every combination x seed of the sweep file is one run in its own
+// process: local processes (sim/experiments/sweep.hpp), MPI ranks (sweep_mpi.hpp) or SLURM array tasks
+// (sweep_slurm.hpp).
 #include <memory>
 
 #include "sim/cli/cli_util.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/experiments/sweep.hpp"
 #include "sim/experiments/sweep_mpi.hpp"
+#include "sim/experiments/sweep_plan.hpp"
 #include "sim/experiments/sweep_slurm.hpp"
 #include "workloads/base/input_error.hpp"
 
@@ -16,9 +18,10 @@ namespace {
 struct SweepArgs {
   std::string sweep, out;
   int jobs = 0;
-  bool force = false, quiet = false;
+  bool force = false, quiet = false, yes = false;
   bool mpi = false, slurm = false, collect = false;
   int run_one = 0;
+  double worker_timeout_s = 30;
 };
 
 Runner setup(CLI::App& sub) {
@@ -30,8 +33,14 @@ Runner setup(CLI::App& sub) {
   sub.add_option("--jobs,-j", a->jobs, "runs at a time (default: all cores)");
   sub.add_flag("--force", a->force, "rerun the runs a previous sweep completed with the same scenario");
   sub.add_flag("--quiet,-q", a->quiet, "no progress and no table (errors still go to stderr)");
+  sub.add_flag("--yes,-y", a->yes,
+               "start a sweep of more than " + std::to_string(kSweepConfirmRuns) +
+                   " runs (without it such a sweep states its run count and stops, exit 2)");
   auto* mpi = sub.add_flag(
       "--mpi", a->mpi, "under mpirun -n K: rank 0 deals the runs to ranks 1..K-1 (needs a build with MPI)");
+  sub.add_option("--worker-timeout", a->worker_timeout_s,
+                 "--mpi: seconds a busy worker rank may stay silent before its run goes to another rank")
+      ->capture_default_str();
   auto* slurm = sub.add_flag("--slurm-array", a->slurm,
                              "write the pending runs and print an sbatch array script (one task per run)");
   auto* one =
@@ -43,11 +52,17 @@ Runner setup(CLI::App& sub) {
   one->excludes(collect);
   return [a, one] {
     if (a->jobs < 0) throw InputError("", 0, "--jobs", "must be >= 0, got " + std::to_string(a->jobs));
+    if (!(a->worker_timeout_s > 0 && a->worker_timeout_s <= 86400))
+      throw InputError(
+          "", 0, "--worker-timeout",
+          "must be a number of seconds in (0, 86400], got " + std::to_string(a->worker_timeout_s));
     SweepOptions o;
     o.out = a->out;
     o.jobs = static_cast<std::size_t>(a->jobs);
     o.force = a->force;
     o.quiet = a->quiet;
+    o.yes = a->yes;
+    o.worker_timeout_s = a->worker_timeout_s;
     o.exe = self_exe();
     if (a->mpi) return run_sweep_mpi(a->sweep, o);
     if (a->slurm) return write_slurm_array(a->sweep, o);

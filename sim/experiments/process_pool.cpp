@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <thread>
 
 extern char** environ;
 
@@ -18,6 +21,7 @@ namespace fleetsim {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr auto kTickPeriod = std::chrono::milliseconds(20);
 
 volatile std::sig_atomic_t g_interrupted = 0;  // set by the handler only while a pool runs
 
@@ -49,22 +53,61 @@ class SignalGuard {
   struct sigaction old_term_ {};
 };
 
+/// Starts the task's process (fork and exec). On Linux the child is killed when this process dies
+/// (PR_SET_PDEATHSIG), so a sweep worker that is killed leaves no run writing into its folder.
 pid_t spawn(const ProcessTask& t, std::string& error) {
   std::vector<char*> args;
   for (const auto& s : t.argv) args.push_back(const_cast<char*>(s.c_str()));
   args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
+  int log_fd = -1;
   if (!t.log.empty()) {
-    posix_spawn_file_actions_addopen(&fa, 1, t.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    log_fd = ::open(t.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      error = "cannot start " + t.argv[0] + ": cannot write " + t.log.string() + ": " + std::strerror(errno);
+      return -1;
+    }
   }
-  // Children get the default dispositions of SIGINT/SIGTERM back (ours are handlers, reset by exec).
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    error = "cannot start " + t.argv[0] + ": " + std::strerror(rc);
+  int exec_error[2] = {-1, -1};  // the child writes errno here when exec fails (closed by a good exec)
+  if (::pipe2(exec_error, O_CLOEXEC) != 0) {
+    error = "cannot start " + t.argv[0] + ": " + std::strerror(errno);
+    if (log_fd >= 0) ::close(log_fd);
+    return -1;
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls from here to exec
+#ifdef __linux__
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
+#endif
+    if (log_fd >= 0) {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+    }
+    // Children get the default dispositions of SIGINT/SIGTERM back (ours are handlers, reset by exec).
+    ::execve(args[0], args.data(), environ);
+    const int e = errno;
+    [[maybe_unused]] const auto n = ::write(exec_error[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(exec_error[1]);
+  if (log_fd >= 0) ::close(log_fd);
+  if (pid < 0) {
+    ::close(exec_error[0]);
+    error = "cannot start " + t.argv[0] + ": " + std::strerror(fork_errno);
+    return -1;
+  }
+  int e = 0;
+  ssize_t n = 0;
+  while ((n = ::read(exec_error[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  ::close(exec_error[0]);
+  if (n == static_cast<ssize_t>(sizeof e)) {  // exec failed: reap the child, report why
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    error = "cannot start " + t.argv[0] + ": " + std::strerror(e);
     return -1;
   }
   return pid;
@@ -110,10 +153,15 @@ PoolEnd run_processes(const std::vector<ProcessTask>& tasks, std::size_t paralle
     if (g_interrupted) break;
     if (running.empty()) continue;
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = ::waitpid(-1, &status, hooks.tick ? WNOHANG : 0);
     if (pid < 0) {
       if (errno == EINTR) continue;
       break;
+    }
+    if (pid == 0) {  // WNOHANG and none ended yet
+      hooks.tick();
+      std::this_thread::sleep_for(kTickPeriod);
+      continue;
     }
     const auto it = running.find(pid);
     if (it == running.end()) continue;

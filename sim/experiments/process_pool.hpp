@@ -1,7 +1,8 @@
 #pragma once
 // Runs commands as child processes, at most N at a time (SimGrid's engine is one per process, so
 // every simulation of an experiment is its own process). Each child's stdout and stderr go to a log
-// file. SIGINT and SIGTERM received meanwhile stop the running children and end the pool.
+// file. SIGINT and SIGTERM received meanwhile stop the running children and end the pool. On Linux a
+// child is killed when the process that started it dies.
 #include <sys/types.h>
 
 #include <cstddef>
@@ -30,10 +31,12 @@ struct ProcessResult {
 
 /// Hooks of run_processes: `before(i)` runs before task i starts (prepare its folder);
 /// `done(i, result)` as each ends, in the order they end; returning false stops (SIGTERM) the
-/// running tasks and starts no more.
+/// running tasks and starts no more; `tick()`, when set, about every 20 ms while tasks run (the pool
+/// then polls for ended children instead of blocking).
 struct ProcessHooks {
   std::function<void(std::size_t)> before;
   std::function<bool(std::size_t, const ProcessResult&)> done;
+  std::function<void()> tick;
 };
 
 enum class PoolEnd { kAllDone, kStopped, kInterrupted };

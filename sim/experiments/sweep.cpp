@@ -49,7 +49,7 @@ int run_pending_locally(const SweepPlan& plan, const SweepOptions& o) {
 
 int run_sweep(const std::string& path, const SweepOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const SweepPlan plan = plan_sweep(path, o.out, o.force);
+  const SweepPlan plan = plan_sweep(path, o.out, o.force, o.yes);
   print_sweep_start(plan, sweep_parallelism(plan, o), o.quiet);
   if (const int rc = run_pending_locally(plan, o); rc != 0) return rc;
   return finish_sweep(plan, o.quiet, plan.pending.size(), t0);

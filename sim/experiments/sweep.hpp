@@ -12,11 +12,13 @@
 namespace fleetsim {
 
 struct SweepOptions {
-  std::string out;       ///< output folder (required)
-  std::size_t jobs = 0;  ///< runs at a time (0: all cores)
-  bool force = false;    ///< rerun completed runs too
-  bool quiet = false;    ///< no progress and no table
-  std::string exe;       ///< the fleetsim executable the runs are started with
+  std::string out;               ///< output folder (required)
+  std::size_t jobs = 0;          ///< runs at a time (0: all cores)
+  bool force = false;            ///< rerun completed runs too
+  bool quiet = false;            ///< no progress and no table
+  bool yes = false;              ///< start a sweep of more than kSweepConfirmRuns runs (sweep_plan.hpp)
+  double worker_timeout_s = 30;  ///< --mpi: a busy worker rank silent this long is given up (sweep_mpi.hpp)
+  std::string exe;               ///< the fleetsim executable the runs are started with
 };
 
 /// Runs the sweep file at `path`. Returns the exit code: 0 all runs succeeded, 1 some failed (recorded

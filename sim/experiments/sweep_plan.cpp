@@ -68,12 +68,12 @@ ResolvedRun resolve_run(const SweepSpec& spec, const SweepRun& run) {
   return r;
 }
 
-SweepPlan plan_sweep(const std::string& path, const std::string& out, bool force) {
+SweepPlan plan_sweep(const std::string& path, const std::string& out, bool force, bool confirmed) {
   if (out.empty()) throw InputError("", 0, "--out", "name the sweep's output folder");
-  return plan_spec(load_sweep(path), out, force);
+  return plan_spec(load_sweep(path), out, force, confirmed);
 }
 
-SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force) {
+SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force, bool confirmed) {
   if (out.empty()) throw InputError("", 0, "--out", "name the sweep's output folder");
   SweepPlan p;
   p.file = spec.file;
@@ -81,6 +81,12 @@ SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force) {
   p.combos = sweep_combinations(p.spec);
   p.runs = sweep_runs(p.spec, p.combos);
   std::sort(p.runs.begin(), p.runs.end(), [](const SweepRun& a, const SweepRun& b) { return a.id < b.id; });
+  if (!confirmed && p.runs.size() > kSweepConfirmRuns)
+    throw InputError(
+        p.file, 0, "--yes",
+        "this sweep is " + std::to_string(p.runs.size()) + " runs (" + std::to_string(p.combos.size()) +
+            " combinations x " + std::to_string(p.spec.seeds.size()) + " seeds), more than " +
+            std::to_string(kSweepConfirmRuns) + ": add --yes to start them, or sweep fewer values or seeds");
   check_sweep(p.spec, p.combos);  // every combination, before anything runs
 
   p.out = out;
@@ -151,9 +157,10 @@ SweepJobOutcome record_job(const SweepJob& job, const ProcessResult& r) {
   return o;
 }
 
-SweepJobOutcome execute_job(const SweepJob& job, bool& interrupted) {
+SweepJobOutcome execute_job(const SweepJob& job, bool& interrupted, const std::function<void()>& tick) {
   SweepJobOutcome outcome;
   ProcessHooks hooks;
+  hooks.tick = tick;
   hooks.before = [&](std::size_t) { prepare_job(job); };
   hooks.done = [&](std::size_t, const ProcessResult& r) {
     outcome = record_job(job, r);

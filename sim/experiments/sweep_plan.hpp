@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,11 +38,17 @@ struct SweepPlan {
       false;  ///< OUT was there before this sweep (else a sweep whose every run rejects its input removes it)
 };
 
+/// A sweep of more runs than this (every combination x seed, done or not) starts only when confirmed
+/// (fleetsim sweep --yes).
+inline constexpr std::size_t kSweepConfirmRuns = 1000;
+
 /// Parses and checks the sweep file (InputError before anything runs), creates OUT/runs/ and finds
 /// the runs to do: those without summary.json, a successful run.json and the same scenario.toml.
-SweepPlan plan_sweep(const std::string& path, const std::string& out, bool force);
+/// Unless `confirmed`, a sweep of more than kSweepConfirmRuns runs is an InputError stating its run
+/// count (before its combinations are checked and before anything is written).
+SweepPlan plan_sweep(const std::string& path, const std::string& out, bool force, bool confirmed = true);
 /// The same for a sweep spec built in memory (fleetsim compare: policies x placements at one seed).
-SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force);
+SweepPlan plan_spec(SweepSpec spec, const std::string& out, bool force, bool confirmed = true);
 
 /// One run as a self-contained job (what an MPI worker receives).
 struct SweepJob {
@@ -70,7 +77,8 @@ ProcessTask job_task(const SweepJob& job);
 /// staging folder removed) and returns the outcome.
 SweepJobOutcome record_job(const SweepJob& job, const ProcessResult& result);
 /// prepare_job, the process, record_job: one run, synchronously. kInterrupted sets `interrupted`.
-SweepJobOutcome execute_job(const SweepJob& job, bool& interrupted);
+/// `tick`, when set, is called about every 20 ms while the run's process runs (an MPI worker's heartbeat).
+SweepJobOutcome execute_job(const SweepJob& job, bool& interrupted, const std::function<void()>& tick = {});
 
 /// The progress line of an ended run ("  [3/12] c000-s3 scheduler.policy=fifo  0.1 s").
 void print_job_progress(const SweepPlan& plan, std::size_t run, std::size_t finished, std::size_t total,

@@ -39,7 +39,7 @@ void write_text(const fs::path& p, const std::string& text) {
 }  // namespace
 
 int write_slurm_array(const std::string& path, const SweepOptions& o) {
-  const SweepPlan plan = plan_sweep(path, o.out, o.force);
+  const SweepPlan plan = plan_sweep(path, o.out, o.force, o.yes);
   const fs::path slurm = plan.out / "slurm";
   std::error_code ec;
   fs::create_directories(slurm, ec);
@@ -111,7 +111,20 @@ int run_one_listed(const std::string& path, const SweepOptions& o, std::size_t i
 int collect_sweep(const std::string& path, const SweepOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const SweepPlan plan = plan_sweep(path, o.out, false);
-  return finish_sweep(plan, o.quiet, 0, t0);
+  const int rc = finish_sweep(plan, o.quiet, 0, t0);
+  // Runs without run.json never ended: their task was killed (or has not run yet).
+  std::string missing;
+  std::size_t n = 0;
+  for (const auto& r : plan.runs) {
+    if (fs::exists(plan.runs_dir / r.id / "run.json")) continue;
+    if (++n <= 10) missing += (n > 1 ? " " : "") + r.id;
+  }
+  if (n > 0)
+    std::fprintf(stderr,
+                 "fleetsim sweep: %zu of %zu runs missing (their task was killed or has not run): %s%s; "
+                 "fleetsim sweep %s --out %s --slurm-array writes an array of only the runs to do\n",
+                 n, plan.runs.size(), missing.c_str(), n > 10 ? " ..." : "", path.c_str(), o.out.c_str());
+  return rc;
 }
 
 }  // namespace fleetsim

@@ -176,6 +176,32 @@ TEST_CASE("sweep: bad keys and values are exit 2 naming the sweep file, line, ke
   fs::remove_all(dir);
 }
 
+TEST_CASE("sweep: more than 1000 runs states its run count and starts only with --yes") {
+  const auto dir =
+      make_case("base = \"s.toml\"\nseeds = 501\n[grid]\n\"scheduler.policy\" = [\"fifo\", \"las\"]\n");
+  const std::string sw = (dir / "sweep.toml").string();
+  for (const char* backend : {"", "--slurm-array", "--jobs 1"}) {
+    const auto r = run_fleetsim(sweep(dir, backend));
+    CHECK_MESSAGE(r.code == 2, backend);
+    CHECK_MESSAGE(contains(r.output, sw + ": field '--yes': this sweep is 1002 runs (2 combinations x 501 "
+                                          "seeds), more than 1000: add --yes"),
+                  r.output);
+    CHECK_FALSE(fs::exists(dir / "out"));  // nothing written, nothing run
+  }
+  // Confirmed: the array script lists all 1002 runs (written, not run).
+  const auto yes = run_fleetsim(sweep(dir, "--slurm-array --yes"));
+  REQUIRE_MESSAGE(yes.code == 0, yes.output);
+  CHECK(contains(yes.output, "#SBATCH --array=0-1001\n"));
+  // 1000 runs (the limit) need no --yes.
+  fs::remove_all(dir / "out");
+  write_file(dir / "sweep.toml",
+             "base = \"s.toml\"\nseeds = 500\n[grid]\n\"scheduler.policy\" = [\"fifo\", \"las\"]\n");
+  const auto at = run_fleetsim(sweep(dir, "--slurm-array"));
+  REQUIRE_MESSAGE(at.code == 0, at.output);
+  CHECK(contains(at.output, "#SBATCH --array=0-999\n"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("sweep: two identical cases are paired as 0 +- 0") {
   const auto dir = make_case(
       "base = \"s.toml\"\nseeds = [1, 2, 5]\n[[case]]\nname = \"a\"\n[[case]]\nname = \"b\"\n"

@@ -35,12 +35,12 @@ std::string sweep(const fs::path& dir, const std::string& out, const std::string
   return "sweep " + (dir / "sweep.toml").string() + " --out " + (dir / out).string() + " " + args;
 }
 
-/// `mpirun -n ranks fleetsim <args>`, output captured.
-fleetsim::test::CmdResult run_mpi(int ranks, const std::string& args) {
+/// `mpirun -n ranks [mpirun_args] fleetsim <args>`, output captured.
+fleetsim::test::CmdResult run_mpi(int ranks, const std::string& args, const std::string& mpirun_args = "") {
   const auto tmp = temp_dir("mpi");
   const std::string cmd = "mpirun -n " + std::to_string(ranks) + " --oversubscribe --allow-run-as-root " +
-                          std::string(FLEETSIM_BINARY) + " " + args + " >" + (tmp / "out.txt").string() +
-                          " 2>&1";
+                          mpirun_args + " " + std::string(FLEETSIM_BINARY) + " " + args + " >" +
+                          (tmp / "out.txt").string() + " 2>&1";
   const int status = std::system(cmd.c_str());
   fleetsim::test::CmdResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -74,6 +74,36 @@ TEST_CASE("sweep --mpi: runs.csv under mpirun -n 3 is the local backend's byte f
   REQUIRE(again.code == 0);
   CHECK_MESSAGE(contains(again.output, "0 to run, 12 done before"), again.output);
   CHECK(read_file(dir / "mpi" / "runs.csv") == read_file(dir / "local" / "runs.csv"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE(
+    "sweep --mpi: a worker rank killed at run 10 of 30: its run goes to a live rank, results complete") {
+  require_mpi();
+  const auto dir =
+      make_case("base = \"s.toml\"\nseeds = 15\n[grid]\n\"scheduler.policy\" = [\"fifo\", \"fifo-skip\"]\n");
+  REQUIRE(run_fleetsim(sweep(dir, "local", "--jobs 2 -q")).code == 0);
+  // The hook makes the rank dealt pending run 10 SIGKILL itself while that run's process runs.
+  const std::string kill = "-x FLEETSIM_TEST_KILL_WORKER_AT_RUN=10";
+  const auto r = run_mpi(3, sweep(dir, "mpi", "--mpi --worker-timeout 2"), "--enable-recovery " + kill);
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+  CHECK_MESSAGE(contains(r.output, "silent for 2 s (dead?): run "), r.output);
+  CHECK(contains(r.output, "goes to another rank"));
+  CHECK(contains(r.output, "[30/30]"));
+  CHECK(contains(r.output, "30 runs (30 run now, 0 reused), 0 failed"));
+  for (const char* f : {"runs.csv", "aggregate.csv", "paired.csv"})
+    CHECK_MESSAGE(read_file(dir / "mpi" / f) == read_file(dir / "local" / f), f);
+  // Without --enable-recovery Open MPI ends the whole job when the rank dies; a rerun resumes.
+  const auto aborted = run_mpi(3, sweep(dir, "plain", "--mpi"), kill);
+  CHECK_MESSAGE(aborted.code != 0, aborted.output);
+  CHECK(contains(aborted.output, "--enable-recovery"));
+  CHECK_FALSE(fs::exists(dir / "plain" / "runs.csv"));
+  const auto resumed = run_mpi(3, sweep(dir, "plain", "--mpi"));
+  REQUIRE_MESSAGE(resumed.code == 0, resumed.output);
+  CHECK_MESSAGE(contains(resumed.output, "done before"), resumed.output);
+  CHECK_FALSE(contains(resumed.output, "30 to run, 0 done before"));  // the runs completed before were kept
+  for (const char* f : {"runs.csv", "aggregate.csv", "paired.csv"})
+    CHECK_MESSAGE(read_file(dir / "plain" / f) == read_file(dir / "local" / f), f);
   fs::remove_all(dir);
 }
 
