@@ -26,7 +26,9 @@ PACKAGES=(
 if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(chromium)      # headless check of the HTML report (ctest report_browser; skips without it)
   PACKAGES+=(slurmctld slurmd slurm-client munge)  # a one-node SLURM (ctest slurm_sweep; skips without it)
-  PACKAGES+=(clang-19 libclang-rt-19-dev)  # libFuzzer harnesses (tests/fuzz/README.md)
+fi
+if [ "${1:-}" = "--fuzz" ]; then
+  PACKAGES+=(clang-19 libclang-rt-19-dev)  # libFuzzer harnesses (tests/fuzz/README.md; FLEETSIM_TEST_FUZZ)
 fi
 
 missing=()

@@ -22,11 +22,16 @@ run_ctest() {
   local log
   log="$(mktemp)"
   local rc=0
-  (cd "$dir" && "$@" ctest --output-on-failure -j "$JOBS" --timeout 900) 2>&1 | tee "$log" || rc=$?
+  # "$@": the environment (env VAR=...), then after -- the ctest selection.
+  local envs=() sel=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  sel=("$@")
+  (cd "$dir" && "${envs[@]}" ctest --output-on-failure -j "$JOBS" --timeout 900 "${sel[@]}") 2>&1 | tee "$log" || rc=$?
   local skipped
   skipped="$(grep -cE '^\s+[0-9]+ - .*\(Skipped\)$' "$log" || true)"
   if [ "$skipped" -gt 0 ]; then
-    echo "$label: $skipped test(s) skipped: they need the shared data (../shared/data), absent here"
+    echo "$label: $skipped test(s) skipped, each saying why (the shared data ../shared/data absent, or a package or permission missing)"
   else
     echo "$label: no test skipped"
   fi
@@ -34,18 +39,29 @@ run_ctest() {
   return "$rc"
 }
 
+# Each test runs under the build that gives it meaning, once where twice adds nothing:
+# - the mutation tests ("fuzz: mutants", hundreds of damaged inputs through the real binary) look for
+#   crashes and memory errors: under the sanitizers only;
+# - the Python-only tests (report, plots, layering, the fabric accuracy sweep's analysis) and the long
+#   comparisons with measured data and peers (Pollux's simulator, the Philly fabric sweep, SLURM) check
+#   figures, not memory, on code the short cases run under the sanitizers too: in Release only.
+RELEASE_SKIP='^fuzz: mutants'
+ASAN_SKIP='^(pollux peer: |fabric_accuracy|report_self_test|report_browser|plot_sizing_self_test|layers|slurm_sweep)'
+
 echo "== Release tests"
-run_ctest build Release env
+run_ctest build Release env -- -E "$RELEASE_SKIP"
 
 echo "== AddressSanitizer + UBSan build"
 bash scripts/build.sh "$ROOT/build-asan" asan
 echo "== AddressSanitizer + UBSan tests"
-run_ctest build-asan "ASan+UBSan" env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_ctest build-asan "ASan+UBSan" env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  -- -E "$ASAN_SKIP"
 
 # libFuzzer harnesses (tests/fuzz/README.md): opt-in, as the fuzz tree is a third full compile
 # (about 22 min on 2 cores without ccache); FLEETSIM_TEST_FUZZ=SECONDS fuzzes each harness that long.
 if [ -n "${FLEETSIM_TEST_FUZZ:-}" ]; then
   echo "== libFuzzer harnesses, ${FLEETSIM_TEST_FUZZ} s each"
+  bash scripts/setup.sh --fuzz
   bash scripts/build.sh "$ROOT/build-fuzz" fuzz
   python3 tests/fuzz/fuzz.py run --seconds "$FLEETSIM_TEST_FUZZ" --build "$ROOT/build-fuzz/tests/fuzz"
 fi
