@@ -18,7 +18,9 @@ class KvCacheManager {
   /// Replica `replica`'s cache, sized by config.kv_blocks, block_size, prefix_caching, hash_block_tokens.
   KvCacheManager(int replica, const ServingEngineConfig& config);
 
-  long blocks_for(long long tokens) const { return static_cast<long>((tokens + block_size_ - 1) / block_size_); }
+  long blocks_for(long long tokens) const {
+    return static_cast<long>((tokens + block_size_ - 1) / block_size_);
+  }
   long total_blocks() const { return total_; }
   long free_blocks() const { return free_; }
   /// Share of the blocks in use, [0, 1] (0 without blocks).

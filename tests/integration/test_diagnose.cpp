@@ -209,7 +209,8 @@ TEST_CASE("diagnose: fp32 GEMMs on a V100: AMP re-times them by the fp16 tensor 
   CHECK(f["speedup"].get<double>() == doctest::Approx(1000 / (100 + 900 * r)).epsilon(1e-4));
 }
 
-TEST_CASE("diagnose: launch-bound: 40 kernels of 15 us behind 18 us launches, a CUDA graph gives 1000/807.5") {
+TEST_CASE(
+    "diagnose: launch-bound: 40 kernels of 15 us behind 18 us launches, a CUDA graph gives 1000/807.5") {
   const auto trace = steps(1000, [](Trace& t, double s) {
     for (int i = 0; i < 40; ++i)
       t.launch(s + 10 + 20 * i, 18, "void at::native::vectorized_elementwise_kernel<4, add>", s + 20 + 20 * i,
