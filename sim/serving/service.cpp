@@ -12,7 +12,6 @@
 #include "sim/metrics/recorders.hpp"
 #include "sim/serving/router.hpp"
 #include "sim/serving/step_wrappers.hpp"
-#include "workloads/base/csv_quote.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
 #include "workloads/base/text.hpp"
@@ -148,11 +147,11 @@ bool autoscaled_service(const ServingEngineConfig& e) {
          scaled(e.min_decode_replicas, e.replicas - e.prefill_replicas);
 }
 
-double tpot(const ServingRequest& r, const RequestOutcome& o) {
+}  // namespace
+
+double request_tpot(const ServingRequest& r, const RequestOutcome& o) {
   return r.output_tokens > 1 ? (o.end_s - o.first_token_s) / (r.output_tokens - 1) : 0.0;
 }
-
-}  // namespace
 
 ServiceSpec service_spec(const Options& t, const Options& requests, int index, std::uint64_t seed,
                          const std::string& scenario_file) {
@@ -390,7 +389,7 @@ double slo_attainment(const ServiceSpec& spec, const std::vector<ServingRequest>
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const RequestOutcome& o = result.requests[i];
     if (o.end_s < 0) continue;
-    const double a = o.first_token_s - requests[i].arrival_s, b = tpot(requests[i], o);
+    const double a = o.first_token_s - requests[i].arrival_s, b = request_tpot(requests[i], o);
     if ((spec.slo_ttft_s <= 0 || a <= spec.slo_ttft_s) && (spec.slo_tpot_s <= 0 || b <= spec.slo_tpot_s))
       ++good;
   }
@@ -422,7 +421,7 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService p) {
     ++completed;
     last = std::max(last, o.end_s);
     out_tokens += r.output_tokens;
-    const double a = o.first_token_s - r.arrival_s, b = tpot(r, o);
+    const double a = o.first_token_s - r.arrival_s, b = request_tpot(r, o);
     ttft.push_back(a);
     tpots.push_back(b);
     e2e.push_back(o.end_s - r.arrival_s);
@@ -503,45 +502,6 @@ double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, co
   const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
   const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec) / spec.data_parallel;  // per rank
   return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
-}
-
-void write_requests_header(std::ostream& out) {
-  out << "service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,"
-         "replica,preemptions,cached_tokens,decode_replica,kv_transfer_s\n";
-}
-
-void write_requests_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run) {
-  for (std::size_t i = 0; i < run.requests.size(); ++i) {
-    const ServingRequest& r = run.requests[i];
-    const RequestOutcome& o = run.result.requests[i];
-    out << csv_quote(spec.name) << ',' << csv_quote(r.id) << ',' << fmt(r.arrival_s) << ',';
-    if (o.end_s >= 0)
-      out << fmt(o.first_token_s) << ',' << fmt(o.end_s) << ',';
-    else
-      out << ",,";
-    out << r.input_tokens << ',' << r.output_tokens << ',';
-    if (o.end_s >= 0)
-      out << fmt(o.first_token_s - r.arrival_s) << ',' << fmt(tpot(r, o)) << ','
-          << fmt(o.end_s - r.arrival_s);
-    else
-      out << ",,";
-    out << ',' << o.replica << ',' << o.preemptions << ',' << o.cached_tokens << ',';
-    if (o.decode_replica >= 0)
-      out << o.decode_replica << ',' << fmt(o.kv_transfer_s);
-    else
-      out << ',';
-    out << '\n';
-  }
-}
-
-void write_serving_series_header(std::ostream& out) {
-  out << "service,t_s,replica,running,waiting,kv_used\n";
-}
-
-void write_serving_series_rows(std::ostream& out, const ServiceSpec& spec, const ServiceRun& run) {
-  for (const auto& s : run.result.samples)
-    out << csv_quote(spec.name) << ',' << fmt(s.t) << ',' << s.replica << ',' << s.running << ',' << s.waiting
-        << ',' << fmt(s.kv_used) << '\n';
 }
 
 }  // namespace fleetsim

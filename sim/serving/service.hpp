@@ -94,7 +94,11 @@ ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
 /// block counts those GPUs as idle (reservations are not jobs); this is the service's own figure.
 double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power);
 
-/// requests.csv: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
+/// A finished request's time per output token after the first, s (0 for a single output token).
+double request_tpot(const ServingRequest& r, const RequestOutcome& o);
+
+/// requests.csv (service_outputs.cpp):
+/// service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,
 /// tpot_s,e2e_s,replica,preemptions,cached_tokens,decode_replica,kv_transfer_s (empty times for requests
 /// that never finished; the last two empty unless disaggregated).
 void write_requests_header(std::ostream& out);
