@@ -496,12 +496,4 @@ std::vector<ReplicaDemand> replica_demands(const ServiceSpec& spec) {
   return std::vector<ReplicaDemand>(static_cast<std::size_t>(spec.engine.replicas * spec.data_parallel), d);
 }
 
-double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power) {
-  const GpuSpec& gpu = gpu_spec(spec.gpu);
-  const double busy_w = std::max(gpu.idle_w, power.busy_fraction * gpu.tdp_w);
-  const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
-  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec) / spec.data_parallel;  // per rank
-  return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
-}
-
 }  // namespace fleetsim

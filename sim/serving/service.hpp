@@ -88,10 +88,10 @@ ServiceRun run_service(const ServiceSpec& spec);
 /// The same on a service prepared beforehand (prepare_service: bad input surfaces before anything runs).
 ServiceRun run_service(const ServiceSpec& spec, PreparedService prepared);
 
-/// Energy a service's replicas draw on the GPUs they hold, in the [power] model of the training side
-/// (sim/metrics/energy.hpp), kWh: each replica's GPU share (replica_gpu_share) x (the catalog idle_w
-/// while it is on + (busy_fraction x tdp_w - idle_w) while it runs a step). The cluster's energy
-/// block counts those GPUs as idle (reservations are not jobs); this is the service's own figure.
+/// (service_outputs.cpp) Energy a service's replicas draw on the GPUs they hold, in the [power] model of the
+/// training side (sim/metrics/energy.hpp), kWh: each replica's GPU share (replica_gpu_share) x (the catalog
+/// idle_w while it is on + (busy_fraction x tdp_w - idle_w) while it runs a step). The cluster's energy block
+/// counts those GPUs as idle (reservations are not jobs); this is the service's own figure.
 double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power);
 
 /// A finished request's time per output token after the first, s (0 for a single output token).

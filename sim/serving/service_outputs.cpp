@@ -1,12 +1,23 @@
-// requests.csv and serving_timeseries.csv rows of a service's run (columns declared in
-// sim/serving/output_docs.cpp).
+// What a service's run reports beyond its summary: requests.csv and serving_timeseries.csv rows
+// (columns declared in sim/serving/output_docs.cpp) and the energy its replicas draw.
+#include <algorithm>
 #include <ostream>
+
+#include "models/hardware/gpu_catalog.hpp"
 
 #include "sim/serving/service.hpp"
 #include "workloads/base/csv_quote.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim {
+
+double service_gpu_energy_kwh(const ServiceSpec& spec, const ServiceRun& run, const PowerConfig& power) {
+  const GpuSpec& gpu = gpu_spec(spec.gpu);
+  const double busy_w = std::max(gpu.idle_w, power.busy_fraction * gpu.tdp_w);
+  const double on_gpu_s = run.summary.value("gpu_hours", 0.0) * 3600;  // on-time x share
+  const double busy_gpu_s = run.result.busy_s * replica_gpu_share(spec) / spec.data_parallel;  // per rank
+  return (on_gpu_s * gpu.idle_w + busy_gpu_s * (busy_w - gpu.idle_w)) / 3.6e6;
+}
 
 void write_requests_header(std::ostream& out) {
   out << "service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,ttft_s,tpot_s,e2e_s,"
