@@ -1,6 +1,7 @@
 #pragma once
 // A serving step model with hand-computable times for the engine tests: 10 ms per iteration, 1 ms
-// per decoding sequence, 0.1 ms per prefill token (0 for an empty batch).
+// per decoding sequence, 0.1 ms per prefill token (0 for an empty batch); and the requests and
+// configurations they start from.
 #include "sim/serving/serving_engine.hpp"
 
 namespace fleetsim::test {
@@ -23,5 +24,22 @@ class LinearStep final : public ServingStepModel {
  private:
   ServingModelFacts facts_;
 };
+
+/// A request arriving at `at` s with `in` prompt and `out` output tokens.
+inline ServingRequest req(double at, int in, int out) {
+  ServingRequest r;
+  r.arrival_s = at;
+  r.input_tokens = in;
+  r.output_tokens = out;
+  return r;
+}
+
+/// `replicas` replicas of 1000 KV blocks each, the engine's other defaults.
+inline ServingEngineConfig config(int replicas) {
+  ServingEngineConfig c;
+  c.kv_blocks = 1000;
+  c.replicas = replicas;
+  return c;
+}
 
 }  // namespace fleetsim::test

@@ -12,16 +12,9 @@
 
 using namespace fleetsim;
 using fleetsim::test::LinearStep;
+using fleetsim::test::req;
 
 namespace {
-
-ServingRequest req(double at, int in, int out) {
-  ServingRequest r;
-  r.arrival_s = at;
-  r.input_tokens = in;
-  r.output_tokens = out;
-  return r;
-}
 
 /// One prefill and one decode replica; 1000 bytes of KV per token over a 1 MB/s link with 1 ms latency.
 ServingEngineConfig disaggregated(long kv_blocks = 1000) {

@@ -7,26 +7,9 @@
 #include "tests/linear_step.hpp"
 
 using namespace fleetsim;
+using fleetsim::test::config;
 using fleetsim::test::LinearStep;
-
-namespace {
-
-ServingRequest req(double at, int in, int out) {
-  ServingRequest r;
-  r.arrival_s = at;
-  r.input_tokens = in;
-  r.output_tokens = out;
-  return r;
-}
-
-ServingEngineConfig config(int replicas) {
-  ServingEngineConfig c;
-  c.kv_blocks = 1000;
-  c.replicas = replicas;
-  return c;
-}
-
-}  // namespace
+using fleetsim::test::req;
 
 TEST_CASE("serving failover: a request in prefill on a failed replica is re-routed and prefills again") {
   const LinearStep m;

@@ -12,26 +12,9 @@
 #include "workloads/base/input_error.hpp"
 
 using namespace fleetsim;
+using fleetsim::test::config;
 using fleetsim::test::LinearStep;
-
-namespace {
-
-ServingRequest req(double at, int in, int out) {
-  ServingRequest r;
-  r.arrival_s = at;
-  r.input_tokens = in;
-  r.output_tokens = out;
-  return r;
-}
-
-ServingEngineConfig config(int replicas) {
-  ServingEngineConfig c;
-  c.kv_blocks = 1000;
-  c.replicas = replicas;
-  return c;
-}
-
-}  // namespace
+using fleetsim::test::req;
 
 TEST_CASE("serving routing: the four policies are registered, an unknown name lists them") {
   for (const char* name : {"round-robin", "least-outstanding", "prefix-aware", "vllm-dp"})

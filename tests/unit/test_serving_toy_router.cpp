@@ -12,6 +12,7 @@
 
 using namespace fleetsim;
 using fleetsim::test::LinearStep;
+using fleetsim::test::req;
 
 namespace {
 
@@ -26,14 +27,6 @@ class FirstReplica final : public Router {
 
 const RouterRegistrar kRegistrar{"first-replica", "the lowest-numbered replica that can take the request",
                                  [](const RouterParams&) { return std::make_unique<FirstReplica>(); }};
-
-ServingRequest req(double at, int in, int out) {
-  ServingRequest r;
-  r.arrival_s = at;
-  r.input_tokens = in;
-  r.output_tokens = out;
-  return r;
-}
 
 }  // namespace
 
