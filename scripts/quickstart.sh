@@ -21,7 +21,7 @@ if [ -n "${FLEETSIM_QUICKSTART_BIN:-}" ]; then  # scripts/test.sh: an already bu
   FLEETSIM="$FLEETSIM_QUICKSTART_BIN"
 else
   stage "1/4 setup: checking the Debian packages (scripts/setup.sh; installs only what is missing)"
-  bash scripts/setup.sh
+  bash scripts/setup.sh --quick
 
   stage "2/4 configure and build (scripts/build.sh): the fleetsim program only, [step/total] per step"
   bash scripts/build.sh "$BUILD" quick fleetsim

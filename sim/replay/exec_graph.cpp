@@ -1,8 +1,10 @@
 // Execution graph construction (see exec_graph.hpp).
 // GCC 12 with -O2 and the sanitizers reports a false -Wuninitialized inside Boost.Graph's
 // named_graph (an empty boost::optional returned by value) where add_vertex is instantiated here.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "sim/replay/exec_graph.hpp"
 
 #include <algorithm>
