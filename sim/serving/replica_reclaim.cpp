@@ -14,15 +14,6 @@
 namespace fleetsim {
 namespace {
 
-Request request_of(const ReplicaDemand& d, int type) {
-  Request r;
-  r.gpus = d.gpus;
-  r.milli = d.gpu_milli;
-  r.types = TypeMask{1} << type;
-  r.single_node = true;
-  return r;
-}
-
 /// The training jobs to stop so that `r` fits on one node: on each node of an allowed type in service,
 /// its jobs by most GPUs there first (later jobs first on ties) until enough GPUs are free; the node
 /// whose victims hold the fewest GPUs in all wins (then the fewest victims, then the lowest node).
@@ -141,7 +132,7 @@ void ServiceReservations::switch_on(std::size_t d) {
 
 bool ServiceReservations::try_take(std::size_t d, bool preempt) {
   const ReplicaDemand& demand = demands_[d];
-  const auto request = request_of(demand, control_->cluster().type_index(demand.gpu));
+  const auto request = replica_request(demand, control_->cluster().type_index(demand.gpu));
   auto take = [&] { return demand.shared ? control_->reserve_shared(request) : control_->reserve(request); };
   auto alloc = take();
   if (!alloc && preempt) {

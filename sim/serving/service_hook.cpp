@@ -7,8 +7,7 @@
 
 namespace fleetsim {
 
-namespace {
-Request request_of(const ReplicaDemand& d, int type) {
+Request replica_request(const ReplicaDemand& d, int type) {
   Request r;
   r.gpus = d.gpus;
   r.milli = d.gpu_milli;
@@ -16,6 +15,8 @@ Request request_of(const ReplicaDemand& d, int type) {
   r.single_node = true;
   return r;
 }
+
+namespace {
 
 std::vector<int> nodes_of(const std::vector<Slot>& slots) {
   std::vector<int> nodes;
@@ -59,7 +60,7 @@ void ServiceReservations::attach(ClusterControl& control, std::size_t /*jobs*/) 
       allocs_.emplace_back();
       continue;
     }
-    const auto request = request_of(d, type);
+    const auto request = replica_request(d, type);
     const auto alloc = d.shared ? control.reserve_shared(request) : control.reserve(request);
     if (!alloc)
       throw InputError(d.file, d.line, "replicas",
@@ -146,7 +147,7 @@ void ServiceReservations::capacity_back() {
     }
     if (open_[d] < 0) continue;
     const ReplicaDemand& demand = demands_[d];
-    const auto request = request_of(demand, cluster.type_index(demand.gpu));
+    const auto request = replica_request(demand, cluster.type_index(demand.gpu));
     const auto alloc = demand.shared ? control_->reserve_shared(request) : control_->reserve(request);
     if (!alloc) continue;
     hold(d, *alloc);

@@ -3,7 +3,8 @@
 // every replica of every [[service]] with the scenario's placer (a whole GPU per TP rank on one node,
 // or one MIG slice) and holds those GPUs for the whole run, so training jobs get what is left. A
 // replica that does not fit is an input error naming the service's key. Replicas are not moved,
-// scaled or released while the simulation runs, except by failover: as a NodeTenant (hooks.hpp), a
+// scaled or released while the simulation runs, except by failover and reclaim (below): as a
+// NodeTenant (hooks.hpp), a
 // replica on a node that leaves service (a failure or drain) releases its GPUs and goes down; it is
 // placed again on healthy GPUs as soon as they fit (at once on a spare or free GPUs, else when a node
 // is repaired or a drain or a training job ends; replicas before jobs) and serves model_load_s later.
@@ -12,10 +13,11 @@
 // (ClusterControl::reserve_shared): training jobs given a fraction of its GPU run slower beside it,
 // and the hook records, per replica, how many training jobs share its GPU over time (from
 // on_start/on_leave), which slows the replica in turn (sim/serving/service_placement).
-// With `reclaim` (sim/serving/gpu_reclaim.hpp) a replica holds GPUs only while the autoscaler has it
-// on (its PowerWindows): switched off, it releases them to training; switched on, it is placed again,
-// preempting training jobs in its way (kPreempt) or waiting for free GPUs (kWait). The windows it was
-// granted (granted()) are what the service then serves on.
+// With `reclaim` (sim/serving/gpu_reclaim.hpp; replica_reclaim.cpp) a replica holds GPUs only while
+// the autoscaler has it on (its PowerWindows, timed events of this hook): switched off, it releases
+// them to training; switched on, it is placed again, preempting training jobs in its way (kPreempt)
+// or waiting for free GPUs (kWait). The windows it was granted (granted()) are what the service then
+// serves on.
 #include <limits>
 #include <map>
 #include <string>
@@ -45,6 +47,9 @@ struct ReplicaDemand {
   Reclaim reclaim = Reclaim::kHold;
   std::vector<PowerWindow> windows;  ///< not kHold: when the autoscaler has it on (time order)
 };
+
+/// What placing one replica asks of the cluster: its GPUs (or share) of GPU type `type`, on one node.
+Request replica_request(const ReplicaDemand& d, int type);
 
 /// A replica's reclaim figures from the cluster run.
 struct ReclaimStats {
