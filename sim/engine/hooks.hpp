@@ -146,6 +146,9 @@ class ClusterHook {
   virtual bool keeps_finished_jobs() const { return false; }
   /// Time of the hook's next event (inf: none).
   virtual double next_event_s() const { return std::numeric_limits<double>::infinity(); }
+  /// A later event of the hook may free GPUs it holds now (a service's replica switched off): jobs
+  /// waiting with nothing running keep the simulation going until then.
+  virtual bool frees_capacity_later() const { return false; }
   /// The clock reached next_event_s(): handle every event of this instant.
   virtual void on_event() {}
   /// A job started (or restarted), before any execution hook sees it; it may re-time the job

@@ -271,7 +271,10 @@ double Simulation::Impl::next_hook_event() const {
 
 bool Simulation::Impl::work_left() const {
   return next_arrival_ < jobs_.size() || !running_.empty() ||
-         (parts_.scheduler->queued() > 0 && state_.down_nodes() > 0);
+         (parts_.scheduler->queued() > 0 &&
+          (state_.down_nodes() > 0 ||
+           std::any_of(cluster_hooks_.begin(), cluster_hooks_.end(),
+                       [](const ClusterHook* h) { return h->frees_capacity_later(); })));
 }
 
 }  // namespace fleetsim

@@ -2,19 +2,37 @@
 
 #include <algorithm>
 #include <ostream>
+#include <type_traits>
 
+#include "sim/serving/gpu_reclaim.hpp"
 #include "sim/serving/service_placement.hpp"
 
 namespace fleetsim {
 namespace {
 
-std::vector<ReplicaDemand> demands_of(const std::vector<ServiceSpec>& specs) {
+/// Every replica's demand; a reclaiming service's carry its power windows (a first pass alone).
+std::vector<ReplicaDemand> demands_of(const std::vector<ServiceSpec>& specs,
+                                      const std::vector<PreparedService>& prepared,
+                                      const std::vector<Reclaim>& reclaim) {
   std::vector<ReplicaDemand> demands;
-  for (const auto& spec : specs) {
-    auto d = replica_demands(spec);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    auto d = replica_demands(specs[i]);
+    if (reclaim[i] != Reclaim::kHold) {
+      const auto windows = first_pass_windows(prepared[i]);
+      for (std::size_t r = 0; r < d.size() && r < windows.size(); ++r) {
+        d[r].reclaim = reclaim[i];
+        d[r].windows = windows[r];
+      }
+    }
     demands.insert(demands.end(), d.begin(), d.end());
   }
   return demands;
+}
+
+std::vector<Reclaim> policies_of(const std::vector<ServiceSpec>& specs) {
+  std::vector<Reclaim> out;
+  for (const auto& spec : specs) out.push_back(reclaim_policy(spec));
+  return out;
 }
 
 std::vector<PreparedService> prepare_all(const std::vector<ServiceSpec>& specs) {
@@ -26,13 +44,17 @@ std::vector<PreparedService> prepare_all(const std::vector<ServiceSpec>& specs) 
 }  // namespace
 
 ClusterServices::ClusterServices(std::vector<ServiceSpec> specs, const ClusterSpec& cluster,
-                                 double colocation_slowdown, const PowerConfig& power)
+                                 const EngineConfig& engine, const PowerConfig& power)
     : specs_(std::move(specs)),
       prepared_(prepare_all(specs_)),
+      reclaim_(policies_of(specs_)),
       cluster_(cluster),
-      colocation_slowdown_(colocation_slowdown),
+      colocation_slowdown_(engine.colocation_slowdown),
       power_(power),
-      reservations_(demands_of(specs_)) {}
+      reservations_(demands_of(specs_, prepared_, reclaim_)) {
+  reservations_.set_preemption_cost(engine.restart_overhead_s,
+                                    engine.restart_s_per_gb * engine.state_gb_per_gpu);
+}
 
 std::vector<std::string> ClusterServices::warnings() const {
   std::vector<std::string> out;
@@ -70,10 +92,21 @@ void ClusterServices::run() {
       events.push_back(o.event);
     }
     Outcome out;
-    out.run = run_service(specs_[i], std::move(prepared_[i]));
-    out.run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs_[i], out.run, power_);
     out.replicas_hit = static_cast<long>(events.size());
+    const auto slice = [&](const auto& all_demands) {
+      using V = std::decay_t<decltype(all_demands)>;
+      return V(all_demands.begin() + static_cast<long>(std::min(all_demands.size(), first)),
+               all_demands.begin() + static_cast<long>(std::min(all_demands.size(), last)));
+    };
+    if (reclaim_[i] != Reclaim::kHold)
+      serve_granted(slice(reservations_.granted()), prepared_[i].engine, events);
+    out.run = run_service(specs_[i], std::move(prepared_[i]));
+    if (reclaim_[i] != Reclaim::kHold)
+      reclaim_summary(specs_[i], reclaim_[i], slice(reservations_.granted()),
+                      slice(reservations_.reclaim_stats()), out.run.result.end_s, out.run.summary);
+    out.run.summary["gpu_energy_kwh"] = service_gpu_energy_kwh(specs_[i], out.run, power_);
     for (std::size_t k = 0; k < events.size() && k < out.run.result.rerouted.size(); ++k) {
+      if (reclaim_[i] != Reclaim::kHold && events[k] < 0) continue;  // an off window, no failure
       reservations_.add_rerouted(events[k], out.run.result.rerouted[k]);
       out.rerouted += out.run.result.rerouted[k];
     }

@@ -4,13 +4,15 @@
 // held in the cluster run by ServiceReservations, which also hears of nodes leaving service. After
 // the run, each service's requests are simulated on the placements its replicas held there (KV links,
 // MPS co-tenants, failover outages: service_placement.hpp), and the requests each outage re-routed are
-// reported back to whoever took the node (NodeTenant::requests_rerouted).
+// reported back to whoever took the node (NodeTenant::requests_rerouted). A service with `reclaim`
+// (gpu_reclaim.hpp) is run once alone first, for its replicas' power windows.
 #include <iosfwd>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/engine/engine_config.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/metrics/energy.hpp"
 #include "sim/platform/cluster_spec.hpp"
@@ -22,7 +24,9 @@ namespace fleetsim {
 class ClusterServices {
  public:
   /// `specs` in scenario order (names unique). Throws InputError on bad input.
-  ClusterServices(std::vector<ServiceSpec> specs, const ClusterSpec& cluster, double colocation_slowdown,
+  /// `engine`: the [execution] settings (co-location slowdown; the restart cost of a training job a
+  /// replica preempts, with `reclaim = "preempt"`).
+  ClusterServices(std::vector<ServiceSpec> specs, const ClusterSpec& cluster, const EngineConfig& engine,
                   const PowerConfig& power);
   ClusterServices(const ClusterServices&) = delete;
   ClusterServices& operator=(const ClusterServices&) = delete;
@@ -46,6 +50,7 @@ class ClusterServices {
  private:
   std::vector<ServiceSpec> specs_;
   std::vector<PreparedService> prepared_;
+  std::vector<Reclaim> reclaim_;  ///< per service (gpu_reclaim.hpp)
   const ClusterSpec& cluster_;
   double colocation_slowdown_;
   PowerConfig power_;

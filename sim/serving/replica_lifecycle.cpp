@@ -24,6 +24,9 @@ ReplicaLifecycle::ReplicaLifecycle(const ServingEngineConfig& c, int replicas, i
     add_group(prefill_, replicas, c.min_decode_replicas);
   }
   front_scaled_ = !groups_.empty() && groups_.front().lo == 0;
+  windows_.resize(states_.size());
+  for (std::size_t r = 0; r < states_.size(); ++r)
+    if (states_[r].power == Power::kReady) windows_[r].push_back({0, 0, INFINITY});
   next_decision_ = groups_.empty() ? INFINITY : scale_interval_s_;
   for (std::size_t k = 0; k < c.outages.size(); ++k) {
     outages_.push_back({c.outages[k].down_s, true, static_cast<int>(k)});
@@ -87,6 +90,7 @@ void ReplicaLifecycle::decide(const Group& g, double now, const std::vector<Repl
         s.ready_at = now + model_load_s_;
         s.on_since = now;
         peak_ = std::max(peak_, on_count());
+        windows_[static_cast<std::size_t>(r)].push_back({now, s.ready_at, INFINITY});
         return;
       }
     return;
@@ -97,6 +101,7 @@ void ReplicaLifecycle::decide(const Group& g, double now, const std::vector<Repl
     if (s.power == Power::kReady && activity[static_cast<std::size_t>(r)].idle) {
       s.power = Power::kOff;
       replica_s_ += now - s.on_since;
+      windows_[static_cast<std::size_t>(r)].back().off_s = now;
       return;
     }
   }

@@ -59,6 +59,8 @@ class ReplicaLifecycle {
   /// The run ends at `now`: replicas still on count their time.
   void end(double now);
   double replica_s() const { return replica_s_; }
+  /// Per replica, when the autoscaler had it on (on from the start: a window from 0, ready at 0).
+  const std::vector<std::vector<PowerWindow>>& windows() const { return windows_; }
   int peak_replicas() const { return peak_; }
 
  private:
@@ -99,6 +101,7 @@ class ReplicaLifecycle {
   std::size_t next_outage_ = 0;
   double replica_s_ = 0;
   int peak_ = 0;
+  std::vector<std::vector<PowerWindow>> windows_;
 };
 
 }  // namespace fleetsim::serving_detail

@@ -7,8 +7,7 @@
 
 namespace fleetsim {
 
-namespace {
-Request request_of(const ReplicaDemand& d, int type) {
+Request replica_request(const ReplicaDemand& d, int type) {
   Request r;
   r.gpus = d.gpus;
   r.milli = d.gpu_milli;
@@ -16,6 +15,8 @@ Request request_of(const ReplicaDemand& d, int type) {
   r.single_node = true;
   return r;
 }
+
+namespace {
 
 std::vector<int> nodes_of(const std::vector<Slot>& slots) {
   std::vector<int> nodes;
@@ -37,12 +38,29 @@ void ServiceReservations::attach(ClusterControl& control, std::size_t /*jobs*/) 
   control_ = &control;
   nodes_can_leave_ = control.nodes_can_leave();
   const ClusterState& cluster = control.cluster();
-  for (const auto& d : demands_) {
+  occupancy_.assign(demands_.size(), {});
+  beside_.assign(demands_.size(), {});
+  open_.assign(demands_.size(), -1);
+  power_.assign(demands_.size(), Power::kOn);
+  boundary_.assign(demands_.size(), 0);
+  granted_.assign(demands_.size(), {});
+  stats_.assign(demands_.size(), {});
+  for (std::size_t k = 0; k < demands_.size(); ++k) {
+    const ReplicaDemand& d = demands_[k];
     const int type = cluster.type_index(d.gpu);
     if (type < 0)
       throw InputError(d.file, d.line, "gpu",
                        "service '" + d.service + "' runs on " + d.gpu + ", which the cluster does not have");
-    const auto request = request_of(d, type);
+    if (d.reclaim != Reclaim::kHold && (d.windows.empty() || d.windows.front().on_s > 0)) {
+      // Switched off at the start: holds nothing until the autoscaler switches it on.
+      power_[k] = Power::kOff;
+      nodes_.emplace_back();
+      slots_.emplace_back();
+      placements_.push_back({{control.now(), {}}});
+      allocs_.emplace_back();
+      continue;
+    }
+    const auto request = replica_request(d, type);
     const auto alloc = d.shared ? control.reserve_shared(request) : control.reserve(request);
     if (!alloc)
       throw InputError(d.file, d.line, "replicas",
@@ -54,10 +72,11 @@ void ServiceReservations::attach(ClusterControl& control, std::size_t /*jobs*/) 
     placements_.push_back({{control.now(), alloc->slots}});
     allocs_.push_back(*alloc);
     held_ += d.gpus * (d.gpu_milli / 1000.0);
+    if (d.reclaim != Reclaim::kHold) {
+      boundary_[k] = 1;  // window 0's on: now
+      granted_[k].push_back(d.windows.front());
+    }
   }
-  occupancy_.assign(demands_.size(), {});
-  beside_.assign(demands_.size(), {});
-  open_.assign(demands_.size(), -1);
 }
 
 void ServiceReservations::on_start(JobId id, const PlacementSummary& /*where*/) {
@@ -72,7 +91,7 @@ void ServiceReservations::occupy(JobId id, int delta) {
   if (control_ == nullptr) return;
   const auto& job_slots = control_->allocation(id).slots;
   for (std::size_t k = 0; k < demands_.size(); ++k) {
-    if (!demands_[k].shared || open_[k] >= 0) continue;  // down: holds no GPU
+    if (!demands_[k].shared || open_[k] >= 0 || power_[k] != Power::kOn) continue;  // down: holds no GPU
     auto& ids = beside_[k];
     const auto it = std::find(ids.begin(), ids.end(), id);
     if (delta > 0) {
@@ -100,7 +119,7 @@ void ServiceReservations::record_occupancy(std::size_t k, int jobs) {
 int ServiceReservations::node_lost(int node, long event) {
   int hit = 0;
   for (std::size_t d = 0; d < demands_.size(); ++d) {
-    if (open_[d] >= 0) continue;
+    if (open_[d] >= 0 || power_[d] != Power::kOn) continue;  // down, or switched off: holds nothing
     const auto& nodes = nodes_[d];
     if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) continue;
     control_->release(allocs_[d]);  // a shared replica also leaves its GPUs' co-location
@@ -122,28 +141,35 @@ int ServiceReservations::node_lost(int node, long event) {
 void ServiceReservations::capacity_back() {
   const ClusterState& cluster = control_->cluster();
   for (std::size_t d = 0; d < demands_.size() && waiting_ > 0; ++d) {
+    if (power_[d] == Power::kWanting) {
+      try_take(d, false);
+      continue;
+    }
     if (open_[d] < 0) continue;
     const ReplicaDemand& demand = demands_[d];
-    const auto request = request_of(demand, cluster.type_index(demand.gpu));
+    const auto request = replica_request(demand, cluster.type_index(demand.gpu));
     const auto alloc = demand.shared ? control_->reserve_shared(request) : control_->reserve(request);
     if (!alloc) continue;
-    nodes_[d] = nodes_of(alloc->slots);
-    slots_[d] = alloc->slots;
-    placements_[d].push_back({control_->now(), alloc->slots});
-    allocs_[d] = *alloc;
+    hold(d, *alloc);
     --waiting_;
     outages_[static_cast<std::size_t>(open_[d])].up_s = control_->now() + demand.load_s;
     open_[d] = -1;
-    if (demand.shared) {
-      // The jobs already running on the new GPUs share them from now on (on_start will not tell
-      // us about them again; a job seen twice is counted once).
-      auto& ids = beside_[d];
-      ids.clear();
-      for (JobId j : control_->running())
-        if (shares_gpu(control_->allocation(j).slots, slots_[d])) ids.push_back(j);
-      record_occupancy(d, static_cast<int>(ids.size()));
-    }
   }
+}
+
+void ServiceReservations::hold(std::size_t d, const Allocation& alloc) {
+  nodes_[d] = nodes_of(alloc.slots);
+  slots_[d] = alloc.slots;
+  placements_[d].push_back({control_->now(), alloc.slots});
+  allocs_[d] = alloc;
+  if (!demands_[d].shared) return;
+  // The jobs already running on the new GPUs share them from now on (on_start will not tell us about
+  // them again; a job seen twice is counted once).
+  auto& ids = beside_[d];
+  ids.clear();
+  for (JobId j : control_->running())
+    if (shares_gpu(control_->allocation(j).slots, slots_[d])) ids.push_back(j);
+  record_occupancy(d, static_cast<int>(ids.size()));
 }
 
 void ServiceReservations::on_finish(JobId /*id*/) {

@@ -183,6 +183,7 @@ ServingResult ServingEngine::run() {
   lifecycle_.end(now);
   result_.replica_s = lifecycle_.replica_s();
   result_.peak_replicas = lifecycle_.peak_replicas();
+  result_.windows = lifecycle_.windows();
   for (std::size_t i = 0; i < seqs_.size(); ++i) {
     result_.requests[i].preemptions = seqs_[i].preemptions;
     result_.requests[i].cached_tokens = seqs_[i].cached_tokens;

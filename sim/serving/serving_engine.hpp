@@ -40,6 +40,14 @@ struct KvLink {
   double seconds(double bytes) const { return latency_s + (bytes > 0 ? bytes / bytes_per_s : 0.0); }
 };
 
+/// A replica switched on by the autoscaler (or on from the start) until it is switched off: it loads its
+/// model from on_s, serves from ready_s, and is off from off_s (inf: on to the end).
+struct PowerWindow {
+  double on_s = 0;
+  double ready_s = 0;
+  double off_s = INFINITY;
+};
+
 struct ServingEngineConfig {
   int replicas = 1;
   int max_num_seqs = 256;
@@ -129,6 +137,8 @@ struct ServingResult {
   double end_s = 0;
   /// Per outage (config order): requests it sent to another replica (running and waiting ones).
   std::vector<long> rerouted;
+  /// Per replica, when it was switched on and off, in time order (failover outages not counted).
+  std::vector<std::vector<PowerWindow>> windows;
 };
 
 /// Runs `requests` (sorted by arrival) on `config.replicas` identical replicas.

@@ -15,8 +15,7 @@ namespace {
 class ServingFeature final : public Feature {
  public:
   ServingFeature(std::vector<ServiceSpec> specs, const Scenario& sc)
-      : services_(std::move(specs), sc.cluster, EngineConfig::from(sc.execution.settings).colocation_slowdown,
-                  sc.power) {
+      : services_(std::move(specs), sc.cluster, EngineConfig::from(sc.execution.settings), sc.power) {
     for (const auto& w : services_.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   }
   void attach(Simulation& sim) override { services_.attach(sim); }
