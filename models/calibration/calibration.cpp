@@ -3,7 +3,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/json_text.hpp"
 
 namespace fleetsim {
 
@@ -23,14 +25,8 @@ nlohmann::json to_json(const Calibration& c) {
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open calibration file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not a JSON calibration file: ") + e.what());
-  }
+  if (!std::ifstream(path)) throw InputError(path, 0, "", "cannot open calibration file");
+  const nlohmann::json j = parse_json_text(read_input_file(path), path, "not a JSON calibration file");
   if (!j.is_object() || j.value("format", std::string()) != kFormat)
     throw InputError(path, 0, "format",
                      std::string("not a fleetsim calibration file (expected \"format\": \"") + kFormat +

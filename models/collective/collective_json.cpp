@@ -4,7 +4,9 @@
 #include <string>
 
 #include "models/collective/collective_model.hpp"
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/json_text.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim {
@@ -156,14 +158,8 @@ CollectiveCalibration collective_calibration_from_json(const nlohmann::json& j, 
 }
 
 CollectiveCalibration load_collective_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open collective calibration");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("invalid JSON: ") + e.what());
-  }
+  if (!std::ifstream(path)) throw InputError(path, 0, "", "cannot open collective calibration");
+  const nlohmann::json j = parse_json_text(read_input_file(path), path, "invalid JSON");
   return collective_calibration_from_json(j, path);
 }
 

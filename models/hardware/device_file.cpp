@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "models/hardware/gpu_catalog.hpp"
+#include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/json_text.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim {
@@ -28,14 +30,8 @@ double number(const nlohmann::json& j, const std::string& path, const char* key)
 }  // namespace
 
 GpuSpec load_device_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "", "cannot open device file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, 0, "", std::string("not a JSON device file: ") + e.what());
-  }
+  if (!std::ifstream(path)) throw InputError(path, 0, "", "cannot open device file");
+  const nlohmann::json j = parse_json_text(read_input_file(path), path, "not a JSON device file");
   if (!j.is_object()) throw InputError(path, 0, "", "not a device file: expected a JSON object");
   auto dev = j.find("Device");
   if (dev == j.end() || !dev->is_string() || dev->get<std::string>().empty())

@@ -7,6 +7,7 @@
 
 #include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/json_text.hpp"
 #include "workloads/base/text.hpp"
 
 namespace fleetsim::llm {
@@ -17,14 +18,7 @@ class ConfigFile {
  public:
   explicit ConfigFile(const std::string& path) : path_(path) {
     text_ = read_input_file(path);
-    try {
-      j_ = nlohmann::json::parse(text_);
-    } catch (const nlohmann::json::parse_error& e) {
-      const auto upto = std::min<std::size_t>(e.byte, text_.size());
-      const long line =
-          1 + static_cast<long>(std::count(text_.begin(), text_.begin() + static_cast<long>(upto), '\n'));
-      throw InputError(path, line, "", std::string("malformed JSON: ") + e.what());
-    }
+    j_ = parse_json_text(text_, path);
     if (!j_.is_object()) throw InputError(path, 1, "", "the model config must be a JSON object");
   }
 

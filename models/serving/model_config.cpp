@@ -21,6 +21,7 @@
 #include "models/serving/serving_tables.hpp"
 #include "workloads/base/file_input.hpp"
 #include "workloads/base/input_error.hpp"
+#include "workloads/base/json_text.hpp"
 
 namespace fleetsim::serving {
 namespace {
@@ -79,17 +80,9 @@ class Config {
 };
 
 nlohmann::json parse_json(const std::string& path) {
-  const std::string text = read_input_file(path);
-  try {
-    auto j = nlohmann::json::parse(text);
-    if (!j.is_object()) throw InputError(path, 0, "", "the model config must be a JSON object");
-    return j;
-  } catch (const nlohmann::json::parse_error& e) {
-    const auto upto = std::min<std::size_t>(e.byte, text.size());
-    const long line =
-        1 + static_cast<long>(std::count(text.begin(), text.begin() + static_cast<long>(upto), '\n'));
-    throw InputError(path, line, "", std::string("malformed JSON: ") + e.what());
-  }
+  auto j = parse_json_text(read_input_file(path), path);
+  if (!j.is_object()) throw InputError(path, 0, "", "the model config must be a JSON object");
+  return j;
 }
 
 }  // namespace

@@ -19,11 +19,20 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
   enum class In { kValue, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
   In in = In::kValue;
   line = 1;
+  // The last character outside strings and comments on this line that is not blank ('\n' at the start
+  // of a line): a quote opens a string only after one of "=[,{." or at the start of a key. toml++
+  // reads a quote right after a bare value ("8\"...") as part of that value and looks past it, so
+  // what follows is checked as outside a string.
+  char prev = '\n';
+  const auto opens_string = [&] {
+    return prev == '\n' || std::string_view("=[,{.").find(prev) != std::string_view::npos;
+  };
   const auto at = [&](std::size_t i, std::string_view s) { return t.substr(i, s.size()) == s; };
   for (std::size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     if (c == '\n') {
       ++line;
+      prev = '\n';
       if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kValue;
       continue;
     }
@@ -33,6 +42,8 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           return "a non-ASCII character outside a string or comment (TOML keys, numbers and dates are ASCII)";
         if (c == '#') {
           in = In::kComment;
+        } else if ((c == '"' || c == '\'') && !opens_string()) {
+          prev = c;  // toml++ takes it as part of a bare value (an error it reports after looking on)
         } else if (at(i, "\"\"\"")) {
           in = In::kMultiBasic;
           i += 2;
@@ -43,6 +54,8 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           in = In::kBasic;
         } else if (c == '\'') {
           in = In::kLiteral;
+        } else if (!blank(c)) {
+          prev = c;
         }
         break;
       case In::kComment:
@@ -50,11 +63,16 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
       case In::kBasic:
         if (c == '\\' && i + 1 < t.size() && t[i + 1] != '\n')
           ++i;
-        else if (c == '"')
+        else if (c == '"') {
           in = In::kValue;
+          prev = c;
+        }
         break;
       case In::kLiteral:
-        if (c == '\'') in = In::kValue;
+        if (c == '\'') {
+          in = In::kValue;
+          prev = c;
+        }
         break;
       case In::kMultiBasic:
         if (c == '\\') {
@@ -76,6 +94,7 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           i += 2;
           for (int extra = 0; extra < 2 && i + 1 < t.size() && t[i + 1] == '"'; ++extra) ++i;
           in = In::kValue;
+          prev = '"';
         }
         break;
       case In::kMultiLiteral:
@@ -83,6 +102,7 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           i += 2;
           for (int extra = 0; extra < 2 && i + 1 < t.size() && t[i + 1] == '\''; ++extra) ++i;
           in = In::kValue;
+          prev = '\'';
         }
         break;
     }

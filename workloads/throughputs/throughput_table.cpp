@@ -70,6 +70,8 @@ ThroughputTable ThroughputTable::parse(std::string_view json_text, const std::st
     std::string what = e.what();
     if (auto p = what.find("parse error"); p != std::string::npos) what = what.substr(p);
     throw InputError(origin, line, "", "malformed JSON in throughput table: " + what);
+  } catch (const nlohmann::json::exception& e) {  // a number out of range (1e999999)
+    throw InputError(origin, 0, "", std::string("malformed JSON in throughput table: ") + e.what());
   }
   if (!doc.is_object() || doc.empty())
     throw InputError(origin, 0, "", "throughput table must be a non-empty JSON object keyed by GPU type");
