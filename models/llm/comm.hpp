@@ -35,9 +35,9 @@ double grad_bucket_params(int dp);
 
 /// Megatron's overlapped gradient reduction, seen from the end of the backward pass: the stage's
 /// `params` gradients fill buckets of `bucket_params` in backward order (last layers first), evenly
-/// over the last micro-batch's backward pass of `backward_s`; a bucket is reduced (`reduce(bytes of
-/// one bucket's parameters)` seconds, one bucket at a time on the communication stream) once it is
-/// full, the last one (the first layers and the embedding, the remainder) when the pass ends. With K
+/// over the last micro-batch's backward pass of `backward_s`; a bucket of n parameters is reduced in
+/// `reduce(n)` seconds, one bucket at a time on the communication stream, once it is full, the last
+/// one (the first layers and the embedding, the remainder) when the pass ends. With K
 /// buckets, each full one taking c and ready at backward_s x i x bucket / params:
 ///   done = max(max_i (backward_s x i x bucket / params + (K - i) c), backward_s) + c_last,
 /// and what is exposed is done - backward_s: c_last when the reductions keep up with the pass.
@@ -68,8 +68,8 @@ BucketedReduction bucketed_reduction(double params, double bucket_params, double
 std::shared_ptr<const CollectiveCalibration> training_collectives(const CollectiveCalibration& cal,
                                                                   double boundary_bytes = kSpliceBytes);
 
-/// Names the link kind of the platform's servers on its fabric (the GPU's catalog link:
-/// NVSwitch for SXM parts, PCIe otherwise), as `cal` records link kinds (calibrated_link).
+/// Names the link kind of the platform's servers on its fabric (the GPU's catalog link,
+/// default_link_kind: nvswitch for SXM parts), as `cal` records link kinds (calibrated_link).
 void set_link(LlmPlatform& p, const CollectiveCalibration& cal);
 
 }  // namespace fleetsim::llm
