@@ -29,6 +29,7 @@
 
 #include "models/calibration/calibration.hpp"
 #include "models/job/job_model.hpp"
+#include "models/llm/comm.hpp"
 #include "models/llm/iteration.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/keys.hpp"
@@ -113,7 +114,8 @@ class LlmJobModel final : public JobModel {
     kernels_ = kernel_models().create("calibrated", calibration_->kernels, p.scenario_file, 0,
                                       "execution.llm_calibration");
     CollectiveModelParams cp;
-    cp.calibration = std::shared_ptr<const CollectiveCalibration>(calibration_, &calibration_->collectives);
+    comm_calibration_ = llm::training_collectives(calibration_->collectives);
+    cp.calibration = comm_calibration_;
     collectives_ =
         collective_models().create("calibrated", cp, p.scenario_file, 0, "execution.llm_calibration");
   }
@@ -215,6 +217,7 @@ class LlmJobModel final : public JobModel {
     platform.gpus_per_node = per_node;
     platform.fabric = fabric_for(*gpu, nic_gbps_, nics_per_node_, gpus_per_nic_);
     if (intra_gbps_ > 0) platform.fabric.intra_gbs = intra_gbps_ / 8;
+    llm::set_link(platform, *comm_calibration_);
     platform.host.launch_s = launch_s_;
     t.prediction = llm::predict_iteration(*config, s, platform, *kernels_, *collectives_);
     if (!t.prediction.feasible)
@@ -240,6 +243,7 @@ class LlmJobModel final : public JobModel {
   std::map<std::string, llm::TransformerConfig> configs_;
   std::string names_;
   std::shared_ptr<Calibration> calibration_;
+  std::shared_ptr<const CollectiveCalibration> comm_calibration_;  ///< spliced over all sizes
   std::unique_ptr<KernelModel> kernels_;
   std::unique_ptr<CollectiveModel> collectives_;
   mutable std::map<Key, Timed> cache_;

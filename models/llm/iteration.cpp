@@ -164,20 +164,21 @@ Prediction predict_iteration(const TransformerConfig& m, const TrainingSetup& se
   for (const StageTime& st : out.stages) params = std::max(params, st.params);
   const double grad_bytes = params * elem;
   if (s.dp > 1) {
-    double overlappable = 0, blocking = 0;
-    if (s.zero == 0) {
-      overlappable = timer.collective(Collective::all_reduce, grad_bytes, s.dp, s.tp);
-    } else {
-      overlappable = timer.collective(Collective::reduce_scatter, grad_bytes, s.dp, s.tp);
-      blocking = timer.collective(Collective::all_gather, grad_bytes, s.dp, s.tp);
-    }
+    // Gradients: all-reduced (ZeRO 0) or reduce-scattered (ZeRO 1-3), in Megatron's buckets behind
+    // the last backward pass with overlap_grad, else at once after it (bucketed_reduction, comm.hpp).
+    const Collective reduce_op = s.zero == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    const auto reduce = [&](double n) { return timer.collective(reduce_op, n * elem, s.dp, s.tp); };
+    const BucketedReduction grads =
+        s.overlap_grad ? bucketed_reduction(params, grad_bucket_params(s.dp), c.backward_s, reduce)
+                       : BucketedReduction{reduce(params), reduce(params)};
+    double blocking = 0;  // ZeRO: the updated parameters all-gathered before the next forward pass
+    if (s.zero >= 1) blocking = timer.collective(Collective::all_gather, grad_bytes, s.dp, s.tp);
     if (s.zero == 3) {
       const double layer_bytes = layer_params_per_gpu(m, s) * elem;
       blocking += mb * 2 * c.layers * timer.collective(Collective::all_gather, layer_bytes, s.dp, s.tp);
     }
-    out.dp_s = overlappable + blocking;
-    const double hidden = s.overlap_grad ? c.backward_s : 0;
-    out.dp_exposed_s = std::max(0.0, overlappable - hidden) + blocking;
+    out.dp_s = grads.total_s + blocking;
+    out.dp_exposed_s = grads.exposed_s + blocking;
   }
   const double shard = s.zero >= 1 ? params / s.dp : params;
   const double adam = timer.kernel(optimizer_op(shard, s).kernel);

@@ -13,9 +13,11 @@
 // gradient sync between the first and last stage.
 // DP: the gradients of the largest stage all-reduced (ZeRO 1-2: reduce-scatter + all-gather of the
 // parameters, same volume; ZeRO 3 adds a parameter all-gather per layer forward and backward);
-// with overlap_grad (Megatron's overlapped, bucketed DDP) the reduction hides behind the last
-// micro-batch's backward pass (exposed = the excess), else it follows the pipeline. Optimizer: Adam
-// over the stage's parameter shard, after the reduction.
+// with overlap_grad (Megatron's overlapped DDP) the reduction runs in buckets of
+// grad_bucket_params() as the last micro-batch's backward pass fills them, the last bucket after the
+// pass (bucketed_reduction, comm.hpp: exposed = what ends after the pass), else it all follows the
+// pipeline; the ZeRO all-gathers block. Optimizer: Adam over the stage's parameter shard, after the
+// reduction.
 // Total = pipeline + sends + exposed DP + optimizer + host_overhead_s.
 // Memory: memory.hpp, per stage; with TrainingSetup::recompute_auto the least recomputation whose
 // largest stage fits (none, selective, full) is used. A layout whose largest stage needs more than

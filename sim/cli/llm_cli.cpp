@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "models/llm/comm.hpp"
 #include "sim/app/scenario.hpp"
 #include "workloads/base/input_error.hpp"
 #include "workloads/base/text.hpp"
@@ -71,7 +72,7 @@ Models make_models(const CommonArgs& a) {
   }
   m.kernels = kernel_models().create(a.kernel_model, m.cal->kernels, "", 0, "--kernel-model");
   CollectiveModelParams cp;
-  cp.calibration = std::shared_ptr<const CollectiveCalibration>(m.cal, &m.cal->collectives);
+  cp.calibration = training_collectives(m.cal->collectives);
   m.collectives = collective_models().create(a.collective_model, cp, "", 0, "--collective-model");
   LlmPlatform& p = m.platform;
   if (a.platform.empty()) {
@@ -93,6 +94,7 @@ Models make_models(const CommonArgs& a) {
     p.fabric.intra_gbs = net.intra_node_gbps / 8;
     m.default_network = false;
   }
+  set_link(p, *cp.calibration);
   if (!(a.launch_us >= 0)) throw InputError("", 0, "--launch-us", "must be >= 0");
   p.host.launch_s = a.launch_us * 1e-6;
   p.host.cuda_graphs = a.cuda_graphs;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/calibration/calibration.hpp"
+#include "models/llm/comm.hpp"
 #include "models/llm/plan.hpp"
 
 namespace {
@@ -29,12 +30,13 @@ struct Fixture {
 
   Fixture() {
     CollectiveModelParams cp;
-    cp.calibration = std::shared_ptr<const CollectiveCalibration>(cal, &cal->collectives);
+    cp.calibration = training_collectives(cal->collectives);
     comm = collective_models().create("calibrated", cp);
     platform.gpu = &gpu_spec("H100");
     platform.gpus_per_node = 8;
     platform.fabric = fabric_for(*platform.gpu, 400, 8, 1);
     platform.fabric.intra_gbs = 900;
+    set_link(platform, *cp.calibration);
     platform.host.launch_s = llm::kDefaultLaunchUs * 1e-6;
     base.seq = 2048, base.global_batch = 1536, base.dtype = DType::bf16;
   }

@@ -8,6 +8,7 @@
 #include "models/calibration/calibration.hpp"
 #include "models/hardware/gpu_catalog.hpp"
 #include "models/job/job_model.hpp"
+#include "models/llm/comm.hpp"
 #include "models/llm/iteration.hpp"
 #include "sim/app/runner.hpp"
 #include "sim/app/scenario.hpp"
@@ -116,8 +117,9 @@ TEST_CASE("llm model: run time = steps x the models/llm iteration for the same l
   Calibration cal;
   const auto kernels = kernel_models().create("calibrated", cal.kernels, "", 0, "k");
   CollectiveModelParams cp;
-  cp.calibration = std::make_shared<const CollectiveCalibration>(cal.collectives);
+  cp.calibration = llm::training_collectives(cal.collectives);  // with the small-message fits
   const auto collectives = collective_models().create("calibrated", cp, "", 0, "c");
+  llm::set_link(p, *cp.calibration);
   const llm::Prediction pr = llm::predict_iteration(cfg, s, p, *kernels, *collectives);
   REQUIRE(pr.feasible);
   CHECK(*t == doctest::Approx(500 * pr.total_s).epsilon(1e-12));
