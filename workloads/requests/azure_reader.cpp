@@ -5,9 +5,10 @@
 // TIMESTAMP is a datetime "YYYY-MM-DD HH:MM:SS[.fraction]" ('T' also accepted between date and
 // time), UTC unless it ends with Z or an offset +HH:MM / -HH:MM. It is parsed exactly, to the
 // nanosecond, by hand (digits past the ninth are ignored), and arrivals are the nanoseconds since the
-// first row's, converted to seconds. Arrivals must not go backwards (the 2023 files are strictly
-// increasing). Ids are the 0-based row number after the header ("0", "1", ...); input tokens are
-// ContextTokens, output tokens GeneratedTokens, both integers >= 1. Blank lines are skipped.
+// first row's, converted to seconds. Rows out of arrival order are read in order and counted on
+// stderr (the 2023 files are strictly increasing). Ids are the 0-based row number after the header ("0", "1",
+// ...); input tokens are ContextTokens, output tokens GeneratedTokens, both integers >= 1. Blank lines are
+// skipped.
 #include <array>
 #include <charconv>
 #include <memory>
@@ -179,6 +180,7 @@ class AzureReader final : public RequestReader {
       out.push_back(std::move(r));
     }
     if (!header) throw InputError(file, 0, "", "no header row (TIMESTAMP,ContextTokens,GeneratedTokens)");
+    order.report();
     return out;
   }
 };

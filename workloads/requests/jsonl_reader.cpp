@@ -9,7 +9,7 @@
 //  - a measured run's requests.jsonl: request_id (a string, kept as the id), input_toks, output_toks
 //    and queued_ts (seconds on the server's clock when the request entered the queue: the arrival).
 //    The other timestamps (arrival_time, scheduled_ts, first_token_ts, last_token_ts) are ignored.
-// Arrivals must not go backwards (InputError naming the line and field); they are shifted so that the
+// Rows out of arrival order are read in order (counted on stderr); arrivals are shifted so that the
 // first is 0 (nanoseconds are subtracted as integers, then converted). Agentic sessions
 // (sub_requests) are not supported and are an error. Blank lines are skipped.
 #include <cstdint>
@@ -120,6 +120,8 @@ class LlmServingSimReader final : public RequestReader {
       }
       out.push_back(std::move(r));
     });
+    order_ns.report();
+    order_s.report();
     return out;
   }
 

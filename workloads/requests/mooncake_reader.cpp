@@ -2,9 +2,9 @@
 // JSON object per line: timestamp (milliseconds), input_length and output_length (integers >= 1) and
 // hash_ids (optional: the prefix-cache block hashes of the prompt, one per block of 512 tokens,
 // integers >= 0) which become block_hashes. Other fields are checked as JSON and otherwise ignored.
-// Arrivals must not go backwards (the shipped trace is sorted, with equal timestamps); they are
-// shifted so that the first is 0. Ids are the 0-based record number ("0", "1", ...). Blank lines are
-// skipped.
+// Rows out of arrival order are read in order and counted on stderr (the shipped trace is sorted,
+// with equal timestamps); arrivals are shifted so that the first is 0. Ids are the 0-based record number
+// ("0", "1", ...). Blank lines are skipped.
 #include <memory>
 
 #include "workloads/requests/request_input.hpp"
@@ -54,6 +54,7 @@ class MooncakeReader final : public RequestReader {
       r.id = std::to_string(out.size());
       out.push_back(std::move(r));
     });
+    order.report();
     return out;
   }
 };
