@@ -47,3 +47,20 @@ TEST_CASE("TOML: non-ASCII text in strings, literal strings and comments parses"
   // Syntax errors are InputErrors naming file and line, as before.
   CHECK(refusal("a = 1\nb = \n").starts_with("s.toml:2: "));
 }
+
+TEST_CASE("TOML: a quote inside a bare value does not open a string (toml++ reads on past it)") {
+  // Found by fuzz_scenario and fuzz_sweep: toml++ reads a bare value (number, date, boolean) to the
+  // next blank, comma, bracket or brace, quotes included, and asks of each character whether it is
+  // whitespace: for a non-ASCII one that reaches its unreachable branch.
+  CHECK(refusal("cpus = 32\"\xc3\xa1 \\\"\n").starts_with("s.toml:1: a non-ASCII character outside"));
+  CHECK(refusal("gpu =----rt=\"\\\"\xc3\xa1\" x\n").starts_with("s.toml:1: a non-ASCII character outside"));
+  CHECK(refusal("x = [1, 2\"\xc3\xa1\"]\n").starts_with("s.toml:1: a non-ASCII character outside"));
+  // Strings after '=', in arrays (one line or several), in inline tables and quoted keys still hold it.
+  const auto t = parse_toml(
+      "a = [\"\xc3\xa1\",\n  '\xc3\xa9', 3]\nb = {k = \"\xc3\xa1\", \"q\xc3\xa9\" = "
+      "1}\n[t.\"\xc3\xa9\"]\nc=\"\xc3\xa1\"\n",
+      "s.toml");
+  CHECK(t["a"][1].value<std::string>() == "\xc3\xa9");
+  CHECK(t["b"]["q\xc3\xa9"].value<int>() == 1);
+  CHECK(t["t"]["\xc3\xa9"]["c"].value<std::string>() == "\xc3\xa1");
+}

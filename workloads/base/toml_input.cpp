@@ -1,6 +1,8 @@
 // TOML input checked before toml++ parses it (see toml_input.hpp).
 #include "workloads/base/toml_input.hpp"
 
+#include <string>
+
 #include "workloads/base/input_error.hpp"
 
 namespace fleetsim {
@@ -13,26 +15,73 @@ bool blank(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+// Where toml++ is outside strings and comments: at a key, at the start of a value, inside a bare
+// value (a number, date or boolean, which toml++ reads on to the next terminator, quotes and all), or
+// after a value; arrays and inline tables nest. A quote opens a string only at a key or a value.
+class Position {
+ public:
+  bool opens_string() const { return at_ == At::kKey || at_ == At::kValue; }
+  void string_done() {
+    if (at_ == At::kValue) at_ = At::kAfter;
+  }
+  void newline() {
+    if (at_ == At::kBare) at_ = At::kAfter;
+    if (nest_.empty()) at_ = At::kKey;
+  }
+  void next(char c) {
+    if (at_ == At::kBare) {
+      if (!blank(c) && c != ',' && c != ']' && c != '}') return;
+      at_ = At::kAfter;
+    }
+    switch (at_) {
+      case At::kKey:
+        if (c == '=') at_ = At::kValue;
+        if (c == '}') close();
+        break;
+      case At::kValue:
+        if (c == '[') {
+          nest_.push_back('[');
+        } else if (c == '{') {
+          nest_.push_back('{');
+          at_ = At::kKey;
+        } else if (c == ']') {
+          close();
+        } else if (!blank(c)) {
+          at_ = At::kBare;
+        }
+        break;
+      case At::kAfter:
+        if (c == ',') at_ = !nest_.empty() && nest_.back() == '{' ? At::kKey : At::kValue;
+        if (c == ']' || c == '}') close();
+        break;
+      case At::kBare:
+        break;
+    }
+  }
+
+ private:
+  enum class At { kKey, kValue, kBare, kAfter };
+  void close() {
+    if (!nest_.empty()) nest_.pop_back();
+    at_ = At::kAfter;
+  }
+  At at_ = At::kKey;
+  std::string nest_;
+};
+
 }  // namespace
 
 std::string toml_unsafe_spot(std::string_view t, long& line) {
   enum class In { kValue, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral };
   In in = In::kValue;
   line = 1;
-  // The last character outside strings and comments on this line that is not blank ('\n' at the start
-  // of a line): a quote opens a string only after one of "=[,{." or at the start of a key. toml++
-  // reads a quote right after a bare value ("8\"...") as part of that value and looks past it, so
-  // what follows is checked as outside a string.
-  char prev = '\n';
-  const auto opens_string = [&] {
-    return prev == '\n' || std::string_view("=[,{.").find(prev) != std::string_view::npos;
-  };
+  Position pos;
   const auto at = [&](std::size_t i, std::string_view s) { return t.substr(i, s.size()) == s; };
   for (std::size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     if (c == '\n') {
       ++line;
-      prev = '\n';
+      if (in != In::kMultiBasic && in != In::kMultiLiteral) pos.newline();
       if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kValue;
       continue;
     }
@@ -42,8 +91,8 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           return "a non-ASCII character outside a string or comment (TOML keys, numbers and dates are ASCII)";
         if (c == '#') {
           in = In::kComment;
-        } else if ((c == '"' || c == '\'') && !opens_string()) {
-          prev = c;  // toml++ takes it as part of a bare value (an error it reports after looking on)
+        } else if ((c == '"' || c == '\'') && !pos.opens_string()) {
+          pos.next(c);  // toml++ takes it as part of a bare value (an error it reports after looking on)
         } else if (at(i, "\"\"\"")) {
           in = In::kMultiBasic;
           i += 2;
@@ -54,8 +103,8 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           in = In::kBasic;
         } else if (c == '\'') {
           in = In::kLiteral;
-        } else if (!blank(c)) {
-          prev = c;
+        } else {
+          pos.next(c);
         }
         break;
       case In::kComment:
@@ -65,13 +114,13 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           ++i;
         else if (c == '"') {
           in = In::kValue;
-          prev = c;
+          pos.string_done();
         }
         break;
       case In::kLiteral:
         if (c == '\'') {
           in = In::kValue;
-          prev = c;
+          pos.string_done();
         }
         break;
       case In::kMultiBasic:
@@ -94,7 +143,7 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           i += 2;
           for (int extra = 0; extra < 2 && i + 1 < t.size() && t[i + 1] == '"'; ++extra) ++i;
           in = In::kValue;
-          prev = '"';
+          pos.string_done();
         }
         break;
       case In::kMultiLiteral:
@@ -102,7 +151,7 @@ std::string toml_unsafe_spot(std::string_view t, long& line) {
           i += 2;
           for (int extra = 0; extra < 2 && i + 1 < t.size() && t[i + 1] == '\''; ++extra) ++i;
           in = In::kValue;
-          prev = '\'';
+          pos.string_done();
         }
         break;
     }
