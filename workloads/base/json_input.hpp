@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -69,7 +70,13 @@ inline std::int64_t int_of(od::value& v, std::int64_t fallback = -1) {
   std::int64_t i = 0;
   if (!v.get_int64().get(i)) return i;
   double d = 0;
-  if (!v.get_double().get(d)) return static_cast<std::int64_t>(d);
+  if (!v.get_double().get(d)) {
+    // A number beyond 64 bits (8.9e98) is held at the nearest end: converting it is undefined.
+    constexpr double kLimit = 9.2e18;
+    if (d >= kLimit) return std::numeric_limits<std::int64_t>::max();
+    if (d <= -kLimit) return std::numeric_limits<std::int64_t>::min();
+    return d == d ? static_cast<std::int64_t>(d) : fallback;
+  }
   validate(v);
   return fallback;
 }
