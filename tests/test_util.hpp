@@ -89,4 +89,10 @@ inline void require_program(const std::string& program, const std::string& why) 
   std::_Exit(kSkipCode);
 }
 
+/// One request of an llmservingsim JSONL trace (arrival in seconds, written as arrival_time_ns).
+inline std::string jsonl_request(double at_s, int in, int out) {
+  return "{\"input_toks\": " + std::to_string(in) + ", \"output_toks\": " + std::to_string(out) +
+         ", \"arrival_time_ns\": " + std::to_string(static_cast<long long>(at_s * 1e9)) + "}\n";
+}
+
 }  // namespace fleetsim::test

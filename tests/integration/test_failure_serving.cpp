@@ -62,11 +62,6 @@ ServeRun run(int nodes, int replicas, const std::string& jsonl, const std::strin
   return r;
 }
 
-std::string request(double at_s, int in, int out) {
-  return "{\"input_toks\": " + std::to_string(in) + ", \"output_toks\": " + std::to_string(out) +
-         ", \"arrival_time_ns\": " + std::to_string(static_cast<long long>(at_s * 1e9)) + "}\n";
-}
-
 const std::string kFailures = "[failures]\ntrace = \"faults.csv\"\ntrace_format = \"csv\"\n";
 
 // requests.csv columns: service,request_id,arrival_s,first_token_s,end_s,input_tokens,output_tokens,
@@ -82,7 +77,7 @@ TEST_CASE("serving failover: the only replica's node fails, a request waits for 
   // other GPU free the replica is placed again at 50 s and serves from 60 s (model_load_s = 10).
   // Request 1 (t = 0) runs on an idle replica: its TTFT is one prefill, P. Request 2 (the same shape,
   // t = 5.5 s) arrives while the replica is down: TTFT = 60 - 5.5 + P.
-  const std::string jsonl = request(0, 24, 3) + request(5.5, 24, 3);
+  const std::string jsonl = jsonl_request(0, 24, 3) + jsonl_request(5.5, 24, 3);
   const auto r = run(2, 1, jsonl, "node,start,end,component\nn0,5,50,gpu\n", kFailures);
   REQUIRE(r.requests.size() == 2);
   const double p = ttft(r, 0);
@@ -100,7 +95,7 @@ TEST_CASE("serving failover: a request in flight moves to the surviving replica,
   // Replicas on nodes 0 and 1, the job on node 2. A long request (2000 output tokens) starts at 0 on
   // replica 0 (it ends at about 0.34 s without failures); node 0 fails at 0.1 s: it is re-routed to
   // replica 1 and prefills again there.
-  const std::string jsonl = request(0, 24, 2000) + request(0.001, 24, 3);
+  const std::string jsonl = jsonl_request(0, 24, 2000) + jsonl_request(0.001, 24, 3);
   const auto r = run(3, 2, jsonl, "node,start,end,component\nn0,0.1,500,gpu\n", kFailures);
   REQUIRE(r.requests.size() == 2);
   CHECK(r.requests[0].at(10) == "1");  // finished on replica 1
@@ -120,7 +115,7 @@ TEST_CASE("serving failover: a maintenance drain takes the replica's node, it re
   // Windows every 0.1 h (360 s) for 100 s, rolling from node 0: the first takes node 0 (the replica)
   // from 360 s to 460 s; node 1 is full (the job), so the replica is placed again at 460 s on node 0
   // and serves from 470 s. A request at 361 s: TTFT = 470 - 361 + P (P: the idle replica's TTFT).
-  const std::string jsonl = request(0, 24, 3) + request(361, 24, 3);
+  const std::string jsonl = jsonl_request(0, 24, 3) + jsonl_request(361, 24, 3);
   const auto r = run(2, 1, jsonl, "node,start,end,component\n",
                      "[failures]\nmaintenance_interval_h = 0.1\nmaintenance_duration_s = 100\n");
   REQUIRE(r.requests.size() == 2);
@@ -141,7 +136,8 @@ ServeRun run_mps_failover(int submit_s, std::map<std::string, JobRow>& jobs) {
   write_file(dir / "jobs.csv",
              "id,submit,duration,gpus,milli\nJ," + std::to_string(submit_s) + ",100,1,500\n");
   write_file(dir / "faults.csv", "node,start,end,component\nn0,20,30,gpu\n");
-  write_file(dir / "r.jsonl", request(0, 24, 3) + request(50, 24, 3) + request(50.001, 32, 9));
+  write_file(dir / "r.jsonl",
+             jsonl_request(0, 24, 3) + jsonl_request(50, 24, 3) + jsonl_request(50.001, 32, 9));
   const std::string toml =
       "[cluster]\n[[cluster.pool]]\nnodes = 1\ngpus_per_node = 1\ngpu = \"A100-80GB\"\n"
       "[workload]\nformat = \"csv\"\npath = \"jobs.csv\"\n[workload.columns]\nid = \"id\"\n"
@@ -255,7 +251,7 @@ TEST_CASE("serving failover: an MPS replica that moved serves at each placement'
   // prefill alone on half a GPU: before the outage P/0.8, P/0.8, P; after it P/0.8, P, P/0.8. (The
   // final placement for the whole run would give r1 P and r2 P/0.8 before the outage too.)
   std::string jsonl;
-  for (double t : {0.0, 1.0, 2.0, 50.0, 51.0, 52.0}) jsonl += request(t, 24, 3);
+  for (double t : {0.0, 1.0, 2.0, 50.0, 51.0, 52.0}) jsonl += jsonl_request(t, 24, 3);
   const auto r =
       run_service(3, kLongJob, "replicas = 3\nmps = 0.5\n", jsonl, "node,start,end,component\nn0,20,30,gpu\n",
                   "[execution]\ncolocation_slowdown = 0.8\n");
@@ -287,7 +283,7 @@ TEST_CASE("serving failover, disaggregated: the decode node fails with a KV tran
   // replica is placed again at once on the free node 3 and serves from 13 s; the KV then leaves again
   // (same link rate: X) and q0 decodes its 2 tokens as without the failure. So its TTFT is unchanged
   // and its end moves by 13 - P; q1 (at 100 s) is untouched.
-  const std::string jsonl = request(0, 24, 3) + request(100, 24, 3);
+  const std::string jsonl = jsonl_request(0, 24, 3) + jsonl_request(100, 24, 3);
   // (Seed 9's random trace mapping puts the trace's one node on cluster node 1: checked below.)
   const std::string seed = "seed = 9\n", mapping = "trace_mapping = \"random\"\n";
   const auto base = run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\n", seed, mapping);
@@ -313,7 +309,7 @@ TEST_CASE("serving failover, disaggregated: the prefill node fails with a KV tra
   // tokens, sampling its 2nd), its KV (25 tokens: 6.4 s) moves and it decodes its last token: exactly
   // the path of q1, a 25-token request with 2 output tokens alone at 100 s. So q0 ends at 13 + q1's
   // end-to-end time, its TTFT unchanged.
-  const std::string jsonl = request(0, 24, 3) + request(100, 25, 2);
+  const std::string jsonl = jsonl_request(0, 24, 3) + jsonl_request(100, 25, 2);
   const auto base = run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\n");
   const auto r = run_service(4, kLongJob, kDisagg, jsonl, "node,start,end,component\nn0,3,500,gpu\n");
   REQUIRE(r.requests.size() == 2);
@@ -331,7 +327,7 @@ TEST_CASE("serving failover: arrival_offset_s places the request trace on the cl
   // The trace has requests at 0 and 5.5 s (its own clock). Without an offset they are at cluster 0 and
   // 5.5 s, long before the outage: both get the idle replica's TTFT, P. With arrival_offset_s = 95 they
   // arrive at 95 s (served before the outage: P) and 100.5 s (in the outage: 160 - 100.5 + P).
-  const std::string jsonl = request(0, 24, 3) + request(5.5, 24, 3);
+  const std::string jsonl = jsonl_request(0, 24, 3) + jsonl_request(5.5, 24, 3);
   const std::string faults = "node,start,end,component\nn0,100,150,gpu\n";
   const auto plain = run_service(2, kLongJob, "", jsonl, faults);
   const auto offset = run_service(2, kLongJob, "arrival_offset_s = 95\n", jsonl, faults);
@@ -349,7 +345,7 @@ TEST_CASE("serving failover: arrival_offset_s places the request trace on the cl
 
 TEST_CASE("serving: a negative arrival_offset_s exits 2 naming the file, line and key, writing nothing") {
   const auto dir = temp_dir("fail-serve-offset");
-  const auto file = write_service_case(dir, 2, kLongJob, "arrival_offset_s = -1\n", request(0, 24, 3),
+  const auto file = write_service_case(dir, 2, kLongJob, "arrival_offset_s = -1\n", jsonl_request(0, 24, 3),
                                        "node,start,end,component\n", "", "");
   const auto r = run_fleetsim("run " + file.string() + " --quiet");
   CHECK(r.code == 2);

@@ -38,16 +38,12 @@ struct ReclaimRun {
   std::vector<std::vector<std::string>> requests;  ///< requests.csv rows (no header)
 };
 
-std::string request(double at_s, int in, int out) {
-  return "{\"input_toks\": " + std::to_string(in) + ", \"output_toks\": " + std::to_string(out) +
-         ", \"arrival_time_ns\": " + std::to_string(static_cast<long long>(at_s * 1e9)) + "}\n";
-}
-
 /// The scenario above with `keys` added to the [[service]] table (and `min_replicas`).
 ReclaimRun run(const std::string& keys, int min_replicas = 1) {
   const auto dir = temp_dir("reclaim");
   write_file(dir / "jobs.csv", "id,submit,duration,gpus\nA,0,15,1\nB,1,100,1\n");
-  write_file(dir / "r.jsonl", request(1, 24, 300) + request(1.001, 24, 300) + request(22, 24, 20));
+  write_file(dir / "r.jsonl",
+             jsonl_request(1, 24, 300) + jsonl_request(1.001, 24, 300) + jsonl_request(22, 24, 20));
   const std::string toml =
       "[cluster]\n[[cluster.pool]]\nnodes = 2\ngpus_per_node = 1\ngpu = \"A100-80GB\"\n"
       "[workload]\nformat = \"csv\"\npath = \"jobs.csv\"\n[workload.columns]\nid = \"id\"\n"
