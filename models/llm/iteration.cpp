@@ -149,9 +149,11 @@ Prediction predict_iteration(const TransformerConfig& m, const TrainingSetup& se
   out.launch_s = pipe.steady_s - out.compute_s - out.tp_s - out.ep_s;
   out.bubble_s = pipe.bubble_s;
   if (s.pp > 1) {
-    const double act =
-        static_cast<double>(s.micro_batch * s.seq * m.hidden) * elem / (s.sequence_parallel ? s.tp : 1);
-    const double p2p = timer.collective(Collective::send_recv, act, 2, s.tp * s.dp);
+    // Each TP rank sends its 1/t share of the activation (already split under sequence parallelism;
+    // otherwise Megatron's scatter-gather), and the receiving TP group all-gathers it.
+    const double act = static_cast<double>(s.micro_batch * s.seq * m.hidden) * elem;
+    double p2p = timer.collective(Collective::send_recv, act / s.tp, 2, s.tp * s.dp);
+    if (!s.sequence_parallel) p2p += timer.collective(Collective::all_gather, act, s.tp, 1);
     out.pp_s = pipeline_sends(s.schedule, s.pp, out.microbatches, s.virtual_stages) * p2p;
     if (m.tied_embeddings) {  // embedding and head share weights: first and last stage sync their grads
       const double bytes = static_cast<double>(m.vocab * m.hidden) / s.tp * elem;

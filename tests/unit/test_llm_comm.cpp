@@ -129,6 +129,36 @@ TEST_CASE("llm comm: DP groups across servers share the servers' NICs (TP 8, DP 
         doctest::Approx(t).epsilon(1e-9));
 }
 
+/// Pipeline sends take 1 ns per byte, TP all-gathers 2 ns per byte, everything else nothing.
+class SendComm final : public CollectiveModel {
+ public:
+  CollectivePrediction predict(const CollectiveDesc& d, const CommFabric&) const override {
+    if (d.op == Collective::send_recv) return {1e-9 * d.bytes, "p2p", "Simple"};
+    if (d.op == Collective::all_gather) return {2e-9 * d.bytes, "ring", "Simple"};
+    return {0.0, "ring", "Simple"};
+  }
+};
+
+TEST_CASE("llm comm: a pipeline send is each TP rank's 1/t of the activation, then a TP all-gather") {
+  // h 1024, seq 256, micro batch 1, fp16: the activation s b h x 2 = 524,288 bytes. TP 4: each rank
+  // sends 131,072 bytes (131.072 us) and the receiving TP group all-gathers the 524,288 (1,048.576
+  // us). PP 2, 4 micro-batches: 2 (m + p - 2) = 8 sends on the critical path: 9.437184 ms.
+  const auto cal = shipped();
+  LlmPlatform p = dgx_a100(*cal);
+  const FakeKernels k;
+  const SendComm comm;
+  TrainingSetup s;
+  s.seq = 256, s.global_batch = 4, s.micro_batch = 1, s.dtype = DType::fp16, s.tp = 4, s.pp = 2;
+  const TransformerConfig m = gpt_config(2, 1024, 16, 51200, 256);
+  CHECK(predict_iteration(m, s, p, k, comm).pp_s == doctest::Approx(8 * (131072e-9 + 2 * 524288e-9)));
+  // Sequence parallelism: the activation is already split over TP; no all-gather.
+  s.sequence_parallel = true;
+  CHECK(predict_iteration(m, s, p, k, comm).pp_s == doctest::Approx(8 * 131072e-9));
+  // TP 1: the whole activation, nothing to gather.
+  s.sequence_parallel = false, s.tp = 1;
+  CHECK(predict_iteration(m, s, p, k, comm).pp_s == doctest::Approx(8 * 524288e-9));
+}
+
 TEST_CASE("llm comm: Megatron's bucketed DP reduction behind the last backward pass, hand-derived") {
   // 100 M parameters in buckets of 40 M: two full ones (10 ms each) ready at 40% and 80% of a 30 ms
   // backward pass, the last 20 M (6 ms) at its end. Comm stream: 12-22, 24-34, 34-40: 10 ms exposed.
