@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "sim/serving/gpu_reclaim.hpp"
+#include "sim/serving/kv_fabric.hpp"
 #include "sim/serving/service_placement.hpp"
 
 namespace fleetsim {
@@ -44,7 +45,8 @@ std::vector<PreparedService> prepare_all(const std::vector<ServiceSpec>& specs) 
 }  // namespace
 
 ClusterServices::ClusterServices(std::vector<ServiceSpec> specs, const ClusterSpec& cluster,
-                                 const EngineConfig& engine, const PowerConfig& power)
+                                 const EngineConfig& engine, const PowerConfig& power, bool network_fidelity,
+                                 bool failures)
     : specs_(std::move(specs)),
       prepared_(prepare_all(specs_)),
       reclaim_(policies_of(specs_)),
@@ -54,7 +56,19 @@ ClusterServices::ClusterServices(std::vector<ServiceSpec> specs, const ClusterSp
       reservations_(demands_of(specs_, prepared_, reclaim_)) {
   reservations_.set_preemption_cost(engine.restart_overhead_s,
                                     engine.restart_s_per_gb * engine.state_gb_per_gpu);
+  std::vector<KvFabric::Service> kv;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const bool on = kv_on_network(specs_[i], network_fidelity, failures, reclaim_[i], cluster);
+    on_network_.push_back(on ? static_cast<int>(kv.size()) : -1);
+    if (on) kv.push_back({&specs_[i], &prepared_[i], first});
+    first += static_cast<std::size_t>(specs_[i].engine.replicas);
+  }
+  if (!kv.empty())
+    kv_ = std::make_unique<KvFabric>(std::move(kv), reservations_, cluster_, colocation_slowdown_);
 }
+
+ClusterServices::~ClusterServices() = default;
 
 std::vector<std::string> ClusterServices::warnings() const {
   std::vector<std::string> out;
@@ -66,6 +80,10 @@ std::vector<std::string> ClusterServices::warnings() const {
 void ClusterServices::attach(Simulation& sim) {
   sim.attach(reservations_);
   sim.add_tenant(reservations_);
+  if (kv_ == nullptr) return;
+  sim.attach(static_cast<ExecutionHook&>(*kv_));
+  sim.attach(
+      static_cast<ClusterHook&>(*kv_));  // after the reservations: its first pass needs their placements
 }
 
 void ClusterServices::run() {
@@ -100,7 +118,23 @@ void ClusterServices::run() {
     };
     if (reclaim_[i] != Reclaim::kHold)
       serve_granted(slice(reservations_.granted()), prepared_[i].engine, events);
+    const int kv = on_network_[i];
+    if (kv >= 0) {
+      prepared_[i].engine.kv_links = kv_->links(static_cast<std::size_t>(kv));
+      prepared_[i].engine.kv_link_changes.clear();
+      prepared_[i].engine.kv_measured = kv_->measured(static_cast<std::size_t>(kv));
+    }
+    const auto measured = prepared_[i].engine.kv_measured;
     out.run = run_service(specs_[i], std::move(prepared_[i]));
+    if (kv >= 0) {
+      long used = 0;  // second-pass transfers that took their measured time
+      for (std::size_t k = 0; k < out.run.result.requests.size() && k < measured.size(); ++k) {
+        const RequestOutcome& o = out.run.result.requests[k];
+        if (o.decode_replica >= 0 && measured[k].from == o.kv_from && measured[k].to == o.decode_replica)
+          ++used;
+      }
+      out.run.summary["kv_on_network"] = kv_->summary(static_cast<std::size_t>(kv), used);
+    }
     if (reclaim_[i] != Reclaim::kHold)
       reclaim_summary(specs_[i], reclaim_[i], slice(reservations_.granted()),
                       slice(reservations_.reclaim_stats()), out.run.result.end_s, out.run.summary);

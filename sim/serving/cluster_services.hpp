@@ -5,8 +5,10 @@
 // the run, each service's requests are simulated on the placements its replicas held there (KV links,
 // MPS co-tenants, failover outages: service_placement.hpp), and the requests each outage re-routed are
 // reported back to whoever took the node (NodeTenant::requests_rerouted). A service with `reclaim`
-// (gpu_reclaim.hpp) is run once alone first, for its replicas' power windows.
+// (gpu_reclaim.hpp) is run once alone first, for its replicas' power windows; a disaggregated one whose
+// KV transfers go on the cluster's network (kv_fabric.hpp) once at the run's start, for its transfers.
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,13 +23,18 @@
 
 namespace fleetsim {
 
+class KvFabric;
+
 class ClusterServices {
  public:
   /// `specs` in scenario order (names unique). Throws InputError on bad input.
   /// `engine`: the [execution] settings (co-location slowdown; the restart cost of a training job a
   /// replica preempts, with `reclaim = "preempt"`).
+  /// `network_fidelity`: training all-reduces run on SimGrid (execution.fidelity = network), and
+  /// `failures`: nodes may leave service; they decide where `kv_transfers = "auto"` puts KV transfers.
   ClusterServices(std::vector<ServiceSpec> specs, const ClusterSpec& cluster, const EngineConfig& engine,
-                  const PowerConfig& power);
+                  const PowerConfig& power, bool network_fidelity = false, bool failures = false);
+  ~ClusterServices();
   ClusterServices(const ClusterServices&) = delete;
   ClusterServices& operator=(const ClusterServices&) = delete;
 
@@ -51,10 +58,12 @@ class ClusterServices {
   std::vector<ServiceSpec> specs_;
   std::vector<PreparedService> prepared_;
   std::vector<Reclaim> reclaim_;  ///< per service (gpu_reclaim.hpp)
+  std::vector<int> on_network_;   ///< per service: its index among the KvFabric's services (-1: link times)
   const ClusterSpec& cluster_;
   double colocation_slowdown_;
   PowerConfig power_;
   ServiceReservations reservations_;
+  std::unique_ptr<KvFabric> kv_;  ///< KV transfers on the network; null: none
   struct Outcome {
     ServiceRun run;
     long replicas_hit = 0;

@@ -64,9 +64,17 @@ void KvHandoff::send(int id, int d, double now) {
   Transfer& t = transfers_[static_cast<std::size_t>(id)];
   ++incoming_[static_cast<std::size_t>(d)];
   t.to = d;
-  t.seconds =
-      link(t.from, d, now)
-          .seconds(static_cast<double>(seqs_[static_cast<std::size_t>(id)].computed) * c_.kv_bytes_per_token);
+  t.src = t.from;
+  t.sent = now;
+  t.bytes = static_cast<double>(seqs_[static_cast<std::size_t>(id)].computed) * c_.kv_bytes_per_token;
+  t.seconds = link(t.from, d, now).seconds(t.bytes);
+  if (static_cast<std::size_t>(id) < c_.kv_measured.size()) {
+    const auto& m = c_.kv_measured[static_cast<std::size_t>(id)];
+    if (m.from == t.from && m.to == d)
+      t.seconds = m.seconds;
+    else if (m.from >= 0)
+      t.seconds *= m.slowdown;
+  }
   t.end = now + t.seconds;
   flights_.push({t.end, id});
 }
@@ -140,6 +148,10 @@ void KvHandoff::report(std::vector<RequestOutcome>& outcomes) const {
   for (std::size_t i = 0; i < transfers_.size(); ++i) {
     outcomes[i].decode_replica = transfers_[i].to;
     outcomes[i].kv_transfer_s = transfers_[i].seconds;
+    if (transfers_[i].to < 0) continue;
+    outcomes[i].kv_from = transfers_[i].src;
+    outcomes[i].kv_sent_s = transfers_[i].sent;
+    outcomes[i].kv_bytes = transfers_[i].bytes;
   }
 }
 

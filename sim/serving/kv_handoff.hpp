@@ -65,6 +65,9 @@ class KvHandoff {
     bool parked = false;  ///< its KV waits on `from` for a decode replica to be ready
     int to = -1;          ///< RequestOutcome::decode_replica
     double seconds = 0;   ///< RequestOutcome::kv_transfer_s
+    int src = -1;         ///< RequestOutcome::kv_from (kept after landing)
+    double sent = -1;     ///< RequestOutcome::kv_sent_s
+    double bytes = 0;     ///< RequestOutcome::kv_bytes
   };
 
   /// The KV link from prefill replica p to decode replica d at `now` (failover may have moved them).

@@ -25,7 +25,9 @@ const OutputDocRegistrar kRequests{{
                 {"preemptions", "", "times it was preempted and recomputed"},
                 {"cached_tokens", "tokens", "prompt tokens served from the prefix cache"},
                 {"decode_replica", "", "decode replica (empty unless disaggregated)"},
-                {"kv_transfer_s", "s", "prefill-to-decode KV transfer time (empty unless disaggregated)"}},
+                {"kv_transfer_s", "s",
+                 "prefill-to-decode KV transfer time (empty unless disaggregated; measured on the cluster's "
+                 "network when the service's KV transfers run there, `kv_transfers`)"}},
 }};
 
 const OutputDocRegistrar kServingSeries{{

@@ -94,6 +94,17 @@ struct ServingEngineConfig {
     std::vector<KvLink> links;
   };
   std::vector<KvLinksChange> kv_link_changes;
+  /// A request's KV transfer as measured elsewhere (on the cluster's network, sim/serving/kv_fabric.hpp):
+  /// request i's transfer from prefill replica `from` to decode replica `to` takes `seconds` instead of
+  /// its link's time; to another pair (or another prefill replica) it takes the link's time x
+  /// `slowdown`. Empty, or a request's entry with from < 0: the link's time.
+  struct KvMeasured {
+    int from = -1;
+    int to = -1;
+    double seconds = 0;
+    double slowdown = 1;
+  };
+  std::vector<KvMeasured> kv_measured;  ///< per request (input order)
   /// Per replica, its speed share (step time / share; MPS co-location interference); empty: all 1.
   std::vector<double> replica_speed;
   /// Per replica, a time-varying factor on that speed (training jobs joining and leaving its MPS GPU),
@@ -117,6 +128,9 @@ struct RequestOutcome {
   int cached_tokens = 0;     ///< prompt tokens served from the prefix cache
   int decode_replica = -1;   ///< disaggregated: where it decoded (-1: colocated, or never got there)
   double kv_transfer_s = 0;  ///< disaggregated: the KV transfer that reached its decode replica
+  int kv_from = -1;          ///< its prefill replica (-1: none)
+  double kv_sent_s = -1;     ///< when it left
+  double kv_bytes = 0;       ///< the bytes it moved
 };
 
 struct ServingSample {

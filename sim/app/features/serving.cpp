@@ -1,12 +1,17 @@
 // Feature `serving`: the scenario's [[service]]s on the training cluster (sim/serving/cluster_services.hpp):
 // their replicas hold GPUs in the run, then their requests are simulated on those placements. Writes
 // requests.csv, serving_timeseries.csv and the summary's "services" and "services_gpus_held" entries.
+// With the network fidelity, disaggregated services' KV transfers run on its SimGrid network
+// (sim/serving/kv_fabric.hpp), after it: the serving feature attaches after failures, which attaches
+// after the fidelities.
 #include <cstdio>
 #include <memory>
 #include <set>
 
 #include "sim/app/feature.hpp"
 #include "sim/engine/engine_config.hpp"
+#include "sim/failures/failure_config.hpp"
+#include "sim/network/network_hook.hpp"
 #include "sim/serving/cluster_services.hpp"
 
 namespace fleetsim {
@@ -15,7 +20,9 @@ namespace {
 class ServingFeature final : public Feature {
  public:
   ServingFeature(std::vector<ServiceSpec> specs, const Scenario& sc)
-      : services_(std::move(specs), sc.cluster, EngineConfig::from(sc.execution.settings), sc.power) {
+      : services_(std::move(specs), sc.cluster, EngineConfig::from(sc.execution.settings), sc.power,
+                  NetworkFidelityConfig::from(sc.execution.settings).has_value(),
+                  FailureConfig::from(sc.failures, sc.seed, sc.cluster.nodes.size()).has_value()) {
     for (const auto& w : services_.warnings()) std::fprintf(stderr, "warning: %s\n", w.c_str());
   }
   void attach(Simulation& sim) override { services_.attach(sim); }
